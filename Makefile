@@ -1,0 +1,40 @@
+# tool-selector: `make run` serves with embedded defaults, `make test` runs the whole suite.
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+HOST   ?= 127.0.0.1
+PORT   ?= 8080
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint typecheck unit openapi eval clean
+
+install: $(STAMP)
+
+# torch first and pinned: the CPU build comes from a local wheel; an unpinned torch would
+# pull gigabytes of CUDA packages.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(VENV)/bin/tool-selector serve --host $(HOST) --port $(PORT)
+
+lint: install
+	$(VENV)/bin/ruff check service tests loadtests
+	$(VENV)/bin/ruff format --check service tests loadtests
+
+typecheck: install
+	$(VENV)/bin/mypy
+
+test: install lint typecheck
+	$(PY) -m pytest -q
+
+openapi: install
+	$(VENV)/bin/tool-selector export-openapi -o openapi.yaml
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

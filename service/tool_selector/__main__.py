@@ -1,0 +1,3 @@
+from tool_selector.cli import main
+
+raise SystemExit(main())

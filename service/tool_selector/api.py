@@ -1,0 +1,173 @@
+"""HTTP handlers: decode, call the core, encode. No ranking logic lives here."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.exceptions import HTTPException
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from tool_selector.decoding import decode_request
+from tool_selector.errors import RequestError, UnsupportedMediaType
+from tool_selector.logs import log_request, redact
+from tool_selector.ranking.ranker import Ranking
+from tool_selector.runtime import Runtime
+from tool_selector.selector import Outcome
+from tool_selector_client.wire import ErrorBody, Explanation, SearchRequest, SearchResponse
+
+SEARCH_PATH = "/v1/tool-discovery/search"
+RANKING_HEADER = "X-Tool-Selector-Ranking"
+_JSON = "application/json"
+_ENCODER = msgspec.json.Encoder()
+_HTTP_CODES = {
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    503: "unavailable",
+}
+
+
+def runtime_of(request: Request[Any, Any, Any]) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+@post(SEARCH_PATH, status_code=200)
+async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Rank the request's tools for its pattern (SPEC.md)."""
+    runtime = runtime_of(request)
+    started = time.perf_counter()
+    runtime.metrics.in_flight.inc()
+    try:
+        _require_json(request)
+        body = await request.body()
+        decoded = decode_request(body, runtime.settings)
+        runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
+        outcome = await anyio.to_thread.run_sync(
+            runtime.selector.select, decoded, limiter=runtime.limiter
+        )
+    finally:
+        runtime.metrics.in_flight.dec()
+    elapsed = time.perf_counter() - started
+    _record(runtime, decoded, outcome, elapsed)
+    payload = SearchResponse(
+        selected_names=outcome.ranking.names,
+        explanations=_explanations(outcome.ranking) if decoded.explain else None,
+    )
+    return Response(
+        _ENCODER.encode(payload), media_type=_JSON, headers={RANKING_HEADER: outcome.path}
+    )
+
+
+@get("/healthz")
+async def healthz() -> Response[bytes]:
+    """Alive: the process answers HTTP."""
+    return Response(b'{"status":"ok"}', media_type=_JSON)
+
+
+@get("/readyz")
+async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Ready: the embedding model is loaded and hybrid answers are possible."""
+    runtime = runtime_of(request)
+    if runtime.ready.is_set():
+        return Response(b'{"status":"ready"}', media_type=_JSON)
+    detail = runtime.load_error or "embedding model is loading"
+    body = ErrorBody(code="not_ready", detail=detail)
+    return Response(_ENCODER.encode(body), status_code=503, media_type=_JSON)
+
+
+@get("/metrics")
+async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Prometheus exposition of this process's metrics."""
+    return Response(
+        generate_latest(runtime_of(request).metrics.registry), media_type=CONTENT_TYPE_LATEST
+    )
+
+
+def _require_json(request: Request[Any, Any, Any]) -> None:
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != _JSON:
+        raise UnsupportedMediaType(
+            "unsupported_media_type", f"Content-Type must be {_JSON}, got {media or 'nothing'}"
+        )
+
+
+def _explanations(ranking: Ranking) -> list[Explanation]:
+    return [
+        Explanation(
+            name=p.name,
+            reason=p.reason,
+            score=p.score,
+            bm25_score=p.bm25_score,
+            bm25_rank=p.bm25_rank,
+            dense_similarity=p.dense_similarity,
+            dense_rank=p.dense_rank,
+            matched_terms=list(p.matched_terms),
+        )
+        for p in ranking.picked
+    ]
+
+
+def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed: float) -> None:
+    m = runtime.metrics
+    outcome_label = "no_match" if outcome.ranking.no_match else "match"
+    m.request_seconds.labels(outcome_label).observe(elapsed)
+    for stage, seconds in outcome.timings.items():
+        m.stage_seconds.labels(stage).observe(seconds)
+    m.tools_per_request.observe(outcome.tools)
+    m.selected.observe(len(outcome.ranking.picked))
+    m.ranking_path.labels(outcome.path).inc()
+    if outcome.ranking.no_match:
+        m.no_match.inc()
+    if outcome.duplicates:
+        m.duplicates.inc(outcome.duplicates)
+    if outcome.unknown_always_keep:
+        m.unknown_always_keep.inc(outcome.unknown_always_keep)
+    if outcome.cache_hits:
+        m.cache.labels(runtime.selector.cache.name, "hit").inc(outcome.cache_hits)
+    if outcome.cache_misses:
+        m.cache.labels(runtime.selector.cache.name, "miss").inc(outcome.cache_misses)
+    pattern = redact(request.pattern) if runtime.settings.log_redact else request.pattern
+    log_request(
+        runtime.logger,
+        {
+            "event": "search",
+            "pattern": pattern,
+            "tools": outcome.tools,
+            "duplicates": outcome.duplicates,
+            "top_k": request.top_k,
+            "selected": outcome.ranking.names,
+            "no_match": outcome.ranking.no_match,
+            "path": outcome.path,
+            "ms": round(elapsed * 1000, 2),
+            "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
+        },
+    )
+
+
+def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Translate any exception into the one JSON error shape (registered for all of them)."""
+    if isinstance(exc, RequestError):
+        status, code, detail = exc.status, exc.code, exc.detail
+    elif isinstance(exc, HTTPException):
+        status = exc.status_code
+        code = _HTTP_CODES.get(status, "http_error")
+        detail = exc.detail
+    else:
+        status, code, detail = 500, "internal_error", "internal error; see the service log"
+        runtime_of(request).logger.error("unhandled error", exc_info=exc)
+    runtime_of(request).metrics.errors.labels(code).inc()
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(
+        _ENCODER.encode(ErrorBody(code=code, detail=detail)),
+        status_code=status,
+        media_type=_JSON,
+        headers=headers,
+    )

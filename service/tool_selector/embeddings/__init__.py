@@ -1,0 +1,1 @@
+"""Embedding model adapters and embedding caches (behind protocols, with in-memory references)."""

@@ -1,0 +1,107 @@
+"""Prometheus metrics, declared once on an injected registry (tests get their own).
+
+Names are ``tool_selector_*``; every label has a small closed set of values.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+
+#: Request latency buckets, dense around the proxy's 150 ms p95 budget.
+LATENCY_BUCKETS = (
+    0.001,
+    0.0025,
+    0.005,
+    0.0075,
+    0.01,
+    0.015,
+    0.02,
+    0.03,
+    0.05,
+    0.075,
+    0.1,
+    0.125,
+    0.15,
+    0.2,
+    0.3,
+    0.5,
+    1.0,
+    2.0,
+    5.0,
+)
+STAGE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+SIZE_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+
+
+class Metrics:
+    """Every metric the service exports."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.request_seconds = Histogram(
+            "tool_selector_request_duration_seconds",
+            "Time to answer a search request, from body read to response.",
+            ["outcome"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.stage_seconds = Histogram(
+            "tool_selector_stage_duration_seconds",
+            "Time spent in each ranking stage.",
+            ["stage"],
+            buckets=STAGE_BUCKETS,
+            registry=registry,
+        )
+        self.errors = Counter(
+            "tool_selector_errors_total",
+            "Requests refused, by error code.",
+            ["code"],
+            registry=registry,
+        )
+        self.tools_per_request = Histogram(
+            "tool_selector_tools_per_request",
+            "Distinct tools per search request.",
+            buckets=SIZE_BUCKETS,
+            registry=registry,
+        )
+        self.selected = Histogram(
+            "tool_selector_selected_tools",
+            "Names returned per search request.",
+            buckets=SIZE_BUCKETS[:8],
+            registry=registry,
+        )
+        self.no_match = Counter(
+            "tool_selector_no_match_total",
+            "Searches where no tool cleared the relevance bar.",
+            registry=registry,
+        )
+        self.duplicates = Counter(
+            "tool_selector_duplicate_tools_total",
+            "Tool entries dropped because an earlier entry had the same name.",
+            registry=registry,
+        )
+        self.unknown_always_keep = Counter(
+            "tool_selector_unknown_always_keep_total",
+            "always_keep names not present in the request's tools (ignored).",
+            registry=registry,
+        )
+        self.ranking_path = Counter(
+            "tool_selector_ranking_path_total",
+            "Searches answered, by ranking path.",
+            ["path"],
+            registry=registry,
+        )
+        self.cache = Counter(
+            "tool_selector_embedding_cache_total",
+            "Tool-embedding lookups by cache tier and result.",
+            ["tier", "result"],
+            registry=registry,
+        )
+        self.in_flight = Gauge(
+            "tool_selector_in_flight_requests",
+            "Search requests being processed.",
+            registry=registry,
+        )
+        self.build = Info(
+            "tool_selector_build", "Service version and embedding model.", registry=registry
+        )

@@ -1,0 +1,74 @@
+"""A catalog: the deduplicated tools of one request, with everything derived from their text.
+
+Built once per distinct tool set; everything here depends on the tools only, never on the
+query, so it can be reused across requests (see ``tool_selector.catalogs``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens
+from tool_selector.ranking.text import ToolText, tool_text
+from tool_selector_client.wire import Tool
+
+_SEPARATORS = re.compile(r"[\s_\-./:]+")
+
+
+def normalise_name(name: str) -> str:
+    """Case/separator-insensitive form of a name (``Create Issue`` == ``create_issue``)."""
+    return _SEPARATORS.sub("_", name.strip().lower()).strip("_")
+
+
+def dedupe(tools: Sequence[Tool]) -> tuple[list[Tool], int]:
+    """Tools with duplicate names merged (first occurrence wins), and how many were dropped."""
+    seen: set[str] = set()
+    unique: list[Tool] = []
+    for tool in tools:
+        if tool.name not in seen:
+            seen.add(tool.name)
+            unique.append(tool)
+    return unique, len(tools) - len(unique)
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Texts, BM25 index, term sets and exact-name lookup of a deduplicated tool list."""
+
+    texts: tuple[ToolText, ...]
+    index: LexicalIndex
+    terms: tuple[frozenset[str], ...]
+    by_name: dict[str, tuple[int, ...]] = field(repr=False)
+    positions: dict[str, int] = field(repr=False)
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.texts]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def exact_matches(self, pattern: str) -> tuple[int, ...]:
+        """Tools the pattern names exactly: full name or bare name, case/separator-insensitive."""
+        return self.by_name.get(normalise_name(pattern), ())
+
+
+def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = None) -> Catalog:
+    """Derive the catalog of already-deduplicated tools."""
+    weights = weights or FieldWeights()
+    texts = tuple(tool_text(t) for t in unique_tools)
+    docs = [document_tokens(t, weights) for t in texts]
+    by_name: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        for key in {normalise_name(text.name), normalise_name(text.bare_name)}:
+            if key:
+                by_name.setdefault(key, []).append(i)
+    return Catalog(
+        texts=texts,
+        index=LexicalIndex(docs),
+        terms=tuple(frozenset(d) for d in docs),
+        by_name={k: tuple(v) for k, v in by_name.items()},
+        positions={t.name: i for i, t in enumerate(texts)},
+    )

@@ -1,0 +1,141 @@
+"""Selection: from per-tool scores to the ordered answer, applying SPEC.md rules 1-5."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from tool_selector.ranking.catalog import Catalog
+from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.fusion import FusionParams, clears_bar, fuse
+from tool_selector.ranking.tokenize import tokenize
+
+Reason = Literal["ranked", "always_keep", "exact_name"]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A search pattern and its lexical terms (distinct, in order)."""
+
+    pattern: str
+    terms: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, pattern: str) -> Query:
+        return cls(pattern=pattern, terms=tuple(dict.fromkeys(tokenize(pattern))))
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """One returned tool with the evidence behind it."""
+
+    name: str
+    reason: Reason
+    score: float
+    bm25_score: float
+    bm25_rank: int
+    dense_similarity: float | None
+    dense_rank: int | None
+    matched_terms: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The answer: picked tools best first; ``no_match`` when none cleared the relevance bar."""
+
+    picked: tuple[Picked, ...]
+    no_match: bool
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.picked]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Per-tool scores for one query over one catalog (arrays in catalog order)."""
+
+    bm25: FloatArray
+    dense: FloatArray | None
+    fused: FloatArray
+
+    def dense_at(self, i: int) -> float | None:
+        return None if self.dense is None else float(self.dense[i])
+
+
+def select(
+    catalog: Catalog,
+    query: Query,
+    *,
+    bm25: FloatArray,
+    dense: FloatArray | None,
+    top_k: int,
+    always_keep: Collection[str],
+    params: FusionParams,
+) -> Ranking:
+    """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
+
+    Order is by fused score, ties by position in the request, so the answer is
+    deterministic. ``always_keep`` names count toward ``top_k``; if there are more of them
+    than ``top_k``, the best-scoring ones are kept.
+    """
+    fused = fuse(bm25, dense, params)
+    exact = set(catalog.exact_matches(query.pattern))
+    if exact:
+        fused[list(exact)] += params.exact_bonus
+    ev = Evidence(bm25=bm25, dense=dense, fused=fused)
+
+    def relevant(i: int) -> bool:
+        return i in exact or clears_bar(ev.dense_at(i), _coverage(query, catalog.terms[i]), params)
+
+    order = [int(i) for i in np.argsort(-fused, kind="stable")]
+    keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
+    chosen = (
+        {i for i in order if i in keep}
+        if len(keep) <= top_k
+        else set([i for i in order if i in keep][:top_k])
+    )
+    any_relevant = any(relevant(i) for i in chosen)
+    for i in order:
+        if len(chosen) >= top_k:
+            break
+        if i in chosen:
+            continue
+        if relevant(i):
+            chosen.add(i)
+            any_relevant = True
+        elif dense is None and bm25[i] <= 0:
+            break  # lexical only: the rest of the order has no matching term either
+    picked = tuple(
+        _explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in order if i in chosen
+    )
+    return Ranking(picked=picked, no_match=not any_relevant)
+
+
+def _coverage(query: Query, terms: frozenset[str]) -> float:
+    if not query.terms:
+        return 0.0
+    return sum(t in terms for t in query.terms) / len(query.terms)
+
+
+def _rank_of(scores: FloatArray, i: int) -> int:
+    return 1 + int(np.count_nonzero(scores > scores[i]))
+
+
+def _explain(
+    catalog: Catalog, query: Query, i: int, *, ev: Evidence, exact: set[int], keep: set[int]
+) -> Picked:
+    reason: Reason = "exact_name" if i in exact else "always_keep" if i in keep else "ranked"
+    return Picked(
+        name=catalog.texts[i].name,
+        reason=reason,
+        score=round(float(ev.fused[i]), 6),
+        bm25_score=round(float(ev.bm25[i]), 6),
+        bm25_rank=_rank_of(ev.bm25, i),
+        dense_similarity=None if ev.dense is None else round(float(ev.dense[i]), 6),
+        dense_rank=None if ev.dense is None else _rank_of(ev.dense, i),
+        matched_terms=tuple(t for t in query.terms if t in catalog.terms[i]),
+    )

@@ -1,0 +1,41 @@
+"""What a running app holds: settings, the selector, metrics, readiness. Kept on app state."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from anyio import CapacityLimiter
+
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.metrics import Metrics
+from tool_selector.selector import Selector
+from tool_selector.settings import Settings
+
+EncoderFactory = Callable[[Settings], Encoder | None]
+
+
+@dataclass(slots=True)
+class Runtime:
+    """Per-process resources of one app, created by the app factory, filled by the lifespan."""
+
+    settings: Settings
+    selector: Selector
+    metrics: Metrics
+    encoder_factory: EncoderFactory
+    logger: logging.Logger
+    ready: threading.Event = field(default_factory=threading.Event)
+    load_error: str | None = None
+    limiter: CapacityLimiter | None = None
+
+    def load_encoder(self) -> None:
+        """Build the encoder (slow: loads the model) and attach it; then mark ready."""
+        try:
+            self.selector.encoder = self.encoder_factory(self.settings)
+        except Exception as exc:  # a model that fails to load must not crash-loop the server
+            self.load_error = f"{type(exc).__name__}: {exc}"
+            self.logger.exception("embedding model failed to load; serving lexical ranking")
+            return
+        self.ready.set()

@@ -1,0 +1,120 @@
+"""One typed Settings object, built from an injected mapping (normally ``os.environ``).
+
+Every field is documented and read from ``TOOL_SELECTOR_<FIELD>``; a bad value fails at
+startup with a ``ConfigError`` naming the key. Nothing else in the package reads the
+environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from tool_selector.errors import ConfigError
+
+PREFIX = "TOOL_SELECTOR_"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _setting(default: Any, doc: str, minimum: float | None = None) -> Any:
+    return dataclasses.field(default=default, metadata={"doc": doc, "min": minimum})
+
+
+EncoderKind = Literal["sentence-transformers", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Service configuration. Defaults are the embedded single-replica setup."""
+
+    host: str = _setting("127.0.0.1", "Address `serve` binds to.")
+    port: int = _setting(8080, "Port `serve` binds to.", 0)
+    max_body_bytes: int = _setting(8 * 1024 * 1024, "Largest request body accepted (413 above).", 1)
+    max_tools: int = _setting(10_000, "Most tools in one request, duplicates included.", 1)
+    max_pattern_chars: int = _setting(2_000, "Longest `pattern`, in characters.", 1)
+    max_name_chars: int = _setting(256, "Longest tool name (and `always_keep` entry).", 1)
+    max_description_chars: int = _setting(
+        16_384, "Longest top-level or definition `description`, in characters.", 1
+    )
+    max_definition_depth: int = _setting(
+        32, "Deepest JSON nesting allowed inside one tool `definition`.", 1
+    )
+    max_top_k: int = _setting(100, "Largest `top_k` accepted (the smallest is 1).", 1)
+    encoder: EncoderKind = _setting(
+        "sentence-transformers",
+        "Embedding backend: `sentence-transformers` (bundled all-MiniLM-L6-v2) or `none` "
+        "(lexical ranking only).",
+    )
+    model_path: str = _setting(
+        "", "Directory of a sentence-transformers model; empty means the bundled one."
+    )
+    embed_cache_bytes: int = _setting(
+        256 * 1024 * 1024, "In-process embedding cache bound, in bytes of vectors.", 0
+    )
+    worker_threads: int = _setting(
+        2, "Threads that rank and embed off the event loop (match the cores).", 1
+    )
+    log_redact: bool = _setting(
+        True, "Replace patterns in request logs with their length and a hash."
+    )
+    log_level: str = _setting("INFO", "Log level of the service's loggers.")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Build settings from ``TOOL_SELECTOR_*`` keys of ``env``; unknown keys are refused."""
+        hints = get_type_hints(cls)
+        known = {PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
+        unknown = sorted(k for k in env if k.startswith(PREFIX) and k not in known)
+        if unknown:
+            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            key = PREFIX + f.name.upper()
+            if key in env:
+                values[f.name] = _parse(key, env[key], hints[f.name], f.metadata["min"])
+        return cls(**values)
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def _parse(key: str, raw: str, kind: Any, minimum: float | None) -> Any:
+    text = raw.strip()
+    parser = _PARSERS.get(kind)
+    if get_origin(kind) is Literal:
+        if text not in get_args(kind):
+            raise ConfigError(f"{key}={raw!r}: expected one of {', '.join(get_args(kind))}")
+        return text
+    if parser is None:  # pragma: no cover - a new field type without a parser is a bug here
+        raise ConfigError(f"{key}: no parser for {kind!r}")
+    try:
+        value = parser(text)
+    except ValueError as exc:
+        raise ConfigError(f"{key}={raw!r}: {exc}") from exc
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{key}={raw!r}: must be >= {minimum:g}")
+    return value
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise ValueError("expected true/false")
+
+
+_PARSERS: dict[Any, Callable[[str], Any]] = {str: str, int: int, float: float, bool: _bool}
+
+
+def settings_table() -> str:
+    """Markdown table of every setting: env var, default, meaning (README's source)."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for f in dataclasses.fields(Settings):
+        default = f.default
+        shown = str(default).lower() if isinstance(default, bool) else str(default)
+        rows.append(f"| `{PREFIX}{f.name.upper()}` | `{shown}` | {f.metadata['doc']} |")
+    return "\n".join(rows)

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import RedisProcess, ServiceProcess, start_redis, start_service
+
+
+@pytest.fixture(scope="session")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """The real service with embedded defaults (bundled model, memory cache), ready."""
+    proc = start_service(tmp_path_factory.mktemp("service"))
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def lexical_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """The real service with the embedding model disabled (lexical ranking only)."""
+    proc = start_service(
+        tmp_path_factory.mktemp("lexical"), {"TOOL_SELECTOR_ENCODER": "none"}, wait_ready=False
+    )
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A fresh redis-server on a free port, killed after the test."""
+    proc = start_redis(tmp_path)
+    yield proc
+    proc.stop()

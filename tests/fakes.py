@@ -1,0 +1,30 @@
+"""A deterministic stand-in encoder for unit tests of logic other than embeddings."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from tool_selector.ranking.dense import FloatArray, normalise_rows
+from tool_selector.ranking.tokenize import tokenize
+
+
+class HashingEncoder:
+    """Bag of hashed words: texts sharing words get similar vectors. Not a language model."""
+
+    model_id = "test/hashing-encoder"
+    dim = 64
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        self.calls.append(len(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in tokenize(text) or ["<empty>"]:
+                bucket = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big")
+                out[row, bucket % self.dim] += 1.0
+        return normalise_rows(out)

@@ -1,0 +1,165 @@
+"""Test helpers: free ports, a real service process on loopback, a real redis-server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVICE_DIR = ROOT / "service"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_until(check: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(check) and check():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+@dataclass
+class ServiceProcess:
+    """``tool-selector serve`` (granian) running in a child process on loopback."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 10) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+        return self.proc.returncode
+
+
+def start_service(
+    tmp_dir: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    args: tuple[str, ...] = (),
+    wait_ready: bool = True,
+    scheme: str = "http",
+    timeout: float = 120,
+) -> ServiceProcess:
+    """Start the real service (granian, app factory) on a free loopback port."""
+    port = free_port()
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
+    child_env["PYTHONPATH"] = str(SERVICE_DIR)
+    child_env.update(env or {})
+    log_path = tmp_dir / f"service-{port}.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tool_selector",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *args,
+            ],
+            env=child_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
+    service = ServiceProcess(proc=proc, url=f"{scheme}://127.0.0.1:{port}", log_path=log_path)
+    if scheme == "http":
+        path = "/readyz" if wait_ready else "/healthz"
+        try:
+            wait_until(
+                lambda: proc.poll() is not None or _ok(service.url + path),
+                timeout,
+                f"service {path}",
+            )
+        except TimeoutError:
+            service.stop()
+            raise
+        if proc.poll() is not None:
+            raise RuntimeError(f"service exited early:\n{service.log()}")
+    return service
+
+
+def _ok(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@dataclass
+class RedisProcess:
+    """A throwaway ``redis-server`` on a free loopback port (never the machine's 6379)."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def start_redis(tmp_dir: Path, port: int | None = None) -> RedisProcess:
+    exe = shutil.which("redis-server")
+    if exe is None:
+        raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+    port = port or free_port()
+    proc = subprocess.Popen(
+        [
+            exe,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_dir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def up() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    wait_until(up, 10, "redis-server")
+    return RedisProcess(proc=proc, port=port)
