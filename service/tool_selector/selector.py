@@ -62,9 +62,9 @@ class Selector:
         weights: FieldWeights | None = None,
     ) -> None:
         self.encoder = encoder
-        self.cache: EmbeddingCache = cache or NullCache()
-        self.params = params or FusionParams()
-        self.weights = weights or FieldWeights()
+        self.cache: EmbeddingCache = cache if cache is not None else NullCache()
+        self.params = params if params is not None else FusionParams()
+        self.weights = weights if weights is not None else FieldWeights()
 
     def select(self, request: SearchRequest) -> Outcome:
         """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5."""

@@ -1,0 +1,105 @@
+"""Selection rules of SPEC.md, one behaviour each (fake encoder where embeddings matter)."""
+
+import pytest
+
+from tests.fakes import HashingEncoder
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.ranking.catalog import normalise_name
+from tool_selector.selector import Selector
+from tool_selector_client.wire import SearchRequest, Tool
+
+CATALOG = [
+    Tool(name="read_file", description="Read a file from the local disk"),
+    Tool(name="mcp__slack__send_message", description="Post a message to a Slack channel"),
+    Tool(name="mcp__github__create_issue", description="Open a new GitHub issue"),
+    Tool(name="github.list_issues", description="List issues of a repository"),
+    Tool(name="get_weather", description="Current weather forecast for a city"),
+]
+
+
+def pick(pattern: str, *, top_k: int = 5, keep: tuple[str, ...] = (),
+         tools: list[Tool] | None = None, lexical: bool = False) -> list[str]:
+    selector = Selector(encoder=None if lexical else HashingEncoder(), cache=MemoryCache(1 << 20))
+    request = SearchRequest(pattern=pattern, tools=tools or CATALOG, top_k=top_k,
+                            always_keep=list(keep))
+    return selector.select(request).ranking.names
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["create_issue", "CREATE_ISSUE", "mcp__github__create_issue", "github.create_issue"],
+    ids=["bare", "case", "full", "dotted-namespace"],
+)
+def test_pattern_naming_a_tool_ranks_it_first(pattern: str) -> None:
+    assert pick(pattern)[0] == "mcp__github__create_issue"
+
+
+def test_exact_name_wins_even_against_stronger_text_match() -> None:
+    tools = [Tool(name="search", description="lookup lookup lookup lookup"),
+             Tool(name="lookup", description="Find a record")]
+    assert pick("lookup", tools=tools)[0] == "lookup"
+
+
+def test_keyword_pattern_finds_the_tool() -> None:
+    assert pick("slack send message")[0] == "mcp__slack__send_message"
+
+
+def test_always_keep_is_included_and_counts_toward_top_k() -> None:
+    out = pick("slack send message", top_k=2, keep=("get_weather",))
+    assert len(out) <= 2
+    assert "get_weather" in out
+    assert out[0] == "mcp__slack__send_message"
+
+
+def test_unknown_always_keep_is_ignored() -> None:
+    assert "nope" not in pick("slack send message", keep=("nope",))
+
+
+def test_more_always_keep_than_top_k_keeps_the_best_scoring() -> None:
+    out = pick("weather", top_k=1, keep=("read_file", "get_weather"))
+    assert out == ["get_weather"]
+
+
+def test_nothing_relevant_answers_empty() -> None:
+    assert pick("quantum chromodynamics lattice") == []
+
+
+def test_nothing_relevant_answers_only_always_keep() -> None:
+    assert pick("quantum chromodynamics lattice", keep=("read_file",)) == ["read_file"]
+
+
+def test_lexical_path_answers_without_encoder() -> None:
+    assert pick("github issues", lexical=True)[0] == "github.list_issues"
+
+
+def test_duplicates_merge_first_wins() -> None:
+    tools = [Tool(name="t", description="weather forecast"), Tool(name="t", description="files")]
+    selector = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20))
+    outcome = selector.select(SearchRequest(pattern="weather", tools=tools))
+    assert outcome.ranking.names == ["t"]
+    assert outcome.duplicates == 1
+
+
+def test_empty_tool_list_answers_empty() -> None:
+    selector = Selector(encoder=HashingEncoder())
+    assert selector.select(SearchRequest(pattern="x", tools=[])).ranking.names == []
+
+
+def test_tool_embeddings_are_cached_across_requests() -> None:
+    encoder = HashingEncoder()
+    selector = Selector(encoder=encoder, cache=MemoryCache(1 << 20))
+    request = SearchRequest(pattern="weather", tools=CATALOG)
+    first = selector.select(request)
+    second = selector.select(request)
+    assert (first.cache_misses, second.cache_misses) == (len(CATALOG), 0)
+    assert second.cache_hits == len(CATALOG)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("Create Issue", "create_issue"), ("create-issue", "create_issue"),
+     (" github.create_issue ", "github_create_issue")],
+    ids=["space", "dash", "dot"],
+)
+def test_normalise_name(a: str, b: str) -> None:
+    assert normalise_name(a) == normalise_name(b)
