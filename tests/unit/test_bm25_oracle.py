@@ -14,7 +14,9 @@ class LuceneBM25(BM25Okapi):
     """rank_bm25's Okapi scorer with Lucene's non-negative idf: ln(1 + (N - df + .5)/(df + .5))."""
 
     def _calc_idf(self, nd: dict[str, int]) -> None:
-        self.idf = {w: math.log(1 + (self.corpus_size - f + 0.5) / (f + 0.5)) for w, f in nd.items()}
+        self.idf = {
+            w: math.log(1 + (self.corpus_size - f + 0.5) / (f + 0.5)) for w, f in nd.items()
+        }
 
 
 def corpus(seed: int, docs: int, vocab: int) -> list[list[str]]:
@@ -26,7 +28,7 @@ def corpus(seed: int, docs: int, vocab: int) -> list[list[str]]:
 @pytest.mark.parametrize("seed", range(6))
 def test_lucene_scores_match_rank_bm25_up_to_scale(seed: int) -> None:
     docs = corpus(seed, docs=60, vocab=80)
-    query = docs[seed][:3] + ["w1", "absent"]
+    query = [*docs[seed][:3], "w1", "absent"]
     ours = LexicalIndex(docs, k1=1.2, b=0.75).scores(query)
     oracle = np.asarray(LuceneBM25(docs, k1=1.2, b=0.75).get_scores(query))
     # Lucene drops BM25's constant (k1 + 1) numerator factor; rankings are identical.

@@ -17,11 +17,18 @@ CATALOG = [
 ]
 
 
-def pick(pattern: str, *, top_k: int = 5, keep: tuple[str, ...] = (),
-         tools: list[Tool] | None = None, lexical: bool = False) -> list[str]:
+def pick(
+    pattern: str,
+    *,
+    top_k: int = 5,
+    keep: tuple[str, ...] = (),
+    tools: list[Tool] | None = None,
+    lexical: bool = False,
+) -> list[str]:
     selector = Selector(encoder=None if lexical else HashingEncoder(), cache=MemoryCache(1 << 20))
-    request = SearchRequest(pattern=pattern, tools=tools or CATALOG, top_k=top_k,
-                            always_keep=list(keep))
+    request = SearchRequest(
+        pattern=pattern, tools=tools or CATALOG, top_k=top_k, always_keep=list(keep)
+    )
     return selector.select(request).ranking.names
 
 
@@ -35,8 +42,10 @@ def test_pattern_naming_a_tool_ranks_it_first(pattern: str) -> None:
 
 
 def test_exact_name_wins_even_against_stronger_text_match() -> None:
-    tools = [Tool(name="search", description="lookup lookup lookup lookup"),
-             Tool(name="lookup", description="Find a record")]
+    tools = [
+        Tool(name="search", description="lookup lookup lookup lookup"),
+        Tool(name="lookup", description="Find a record"),
+    ]
     assert pick("lookup", tools=tools)[0] == "lookup"
 
 
@@ -97,8 +106,11 @@ def test_tool_embeddings_are_cached_across_requests() -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Create Issue", "create_issue"), ("create-issue", "create_issue"),
-     (" github.create_issue ", "github_create_issue")],
+    [
+        ("Create Issue", "create_issue"),
+        ("create-issue", "create_issue"),
+        (" github.create_issue ", "github_create_issue"),
+    ],
     ids=["space", "dash", "dot"],
 )
 def test_normalise_name(a: str, b: str) -> None:

@@ -8,8 +8,24 @@ from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
-WORDS = ["send", "message", "slack", "file", "read", "issue", "create", "weather", "search",
-         "github", "calendar", "event", "list", "delete", "user", "order"]
+WORDS = [
+    "send",
+    "message",
+    "slack",
+    "file",
+    "read",
+    "issue",
+    "create",
+    "weather",
+    "search",
+    "github",
+    "calendar",
+    "event",
+    "list",
+    "delete",
+    "user",
+    "order",
+]
 names = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map("_".join)
 tools = st.builds(
     Tool,
@@ -17,13 +33,16 @@ tools = st.builds(
     description=st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join)),
 )
 patterns = st.lists(st.sampled_from([*WORDS, "the", "unrelated"]), min_size=1, max_size=5).map(
-    " ".join)
+    " ".join
+)
 
 
 def request_strategy() -> st.SearchStrategy[SearchRequest]:
     return st.builds(
         lambda p, ts, k, keep: SearchRequest(pattern=p, tools=ts, top_k=k, always_keep=keep),
-        patterns, st.lists(tools, max_size=25), st.integers(1, 8),
+        patterns,
+        st.lists(tools, max_size=25),
+        st.integers(1, 8),
         st.lists(st.one_of(names, st.just("not_a_tool")), max_size=4),
     )
 
@@ -60,13 +79,18 @@ def test_present_always_keep_names_are_kept(request: SearchRequest) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(request_strategy(), st.data())
-def test_duplicate_entries_do_not_change_the_answer(request: SearchRequest,
-                                                    data: st.DataObject) -> None:
+def test_duplicate_entries_do_not_change_the_answer(
+    request: SearchRequest, data: st.DataObject
+) -> None:
     if not request.tools:
         return
     extra = data.draw(st.lists(st.sampled_from(request.tools), min_size=1, max_size=5))
-    doubled = SearchRequest(pattern=request.pattern, tools=[*request.tools, *extra],
-                            top_k=request.top_k, always_keep=request.always_keep)
+    doubled = SearchRequest(
+        pattern=request.pattern,
+        tools=[*request.tools, *extra],
+        top_k=request.top_k,
+        always_keep=request.always_keep,
+    )
     assert SELECTOR.select(doubled).ranking.names == SELECTOR.select(request).ranking.names
 
 

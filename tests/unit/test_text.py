@@ -15,19 +15,41 @@ SCHEMA = {
     },
 }
 SHAPES: list[tuple[str, dict[str, Any]]] = [
-    ("openai_chat", {"type": "function", "function": {
-        "name": "find", "description": "Find issues", "parameters": SCHEMA}}),
-    ("openai_responses", {"type": "function", "name": "find", "description": "Find issues",
-                          "parameters": SCHEMA}),
-    ("anthropic", {"name": "find", "description": "Find issues", "input_schema": SCHEMA,
-                   "cache_control": {"type": "ephemeral"}}),
+    (
+        "openai_chat",
+        {
+            "type": "function",
+            "function": {"name": "find", "description": "Find issues", "parameters": SCHEMA},
+        },
+    ),
+    (
+        "openai_responses",
+        {"type": "function", "name": "find", "description": "Find issues", "parameters": SCHEMA},
+    ),
+    (
+        "anthropic",
+        {
+            "name": "find",
+            "description": "Find issues",
+            "input_schema": SCHEMA,
+            "cache_control": {"type": "ephemeral"},
+        },
+    ),
     ("mcp", {"name": "find", "description": "Find issues", "inputSchema": SCHEMA}),
     ("gemini", {"name": "find", "description": "Find issues", "parameters": SCHEMA}),
-    ("gemini_json_schema", {"name": "find", "description": "Find issues",
-                            "parametersJsonSchema": SCHEMA}),
-    ("gemini_wrapped", {"functionDeclarations": [
-        {"name": "other", "description": "Wrong one"},
-        {"name": "find", "description": "Find issues", "parameters": SCHEMA}]}),
+    (
+        "gemini_json_schema",
+        {"name": "find", "description": "Find issues", "parametersJsonSchema": SCHEMA},
+    ),
+    (
+        "gemini_wrapped",
+        {
+            "functionDeclarations": [
+                {"name": "other", "description": "Wrong one"},
+                {"name": "find", "description": "Find issues", "parameters": SCHEMA},
+            ]
+        },
+    ),
 ]
 
 
@@ -42,8 +64,7 @@ def test_every_shape_yields_description_and_params(shape: str, definition: dict[
 
 
 def test_top_level_description_wins_over_definition() -> None:
-    tool = Tool(name="t", description="Top level",
-                definition={"name": "t", "description": "Inner"})
+    tool = Tool(name="t", description="Top level", definition={"name": "t", "description": "Inner"})
     assert tool_text(tool).description == "Top level"
 
 
@@ -54,9 +75,20 @@ def test_missing_definition_and_description_gives_name_only() -> None:
 
 
 def test_nested_object_and_array_params_are_walked() -> None:
-    schema = {"type": "object", "properties": {"filter": {
-        "type": "object", "properties": {"labels": {
-            "type": "array", "items": {"type": "string", "description": "Label name"}}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "filter": {
+                "type": "object",
+                "properties": {
+                    "labels": {
+                        "type": "array",
+                        "items": {"type": "string", "description": "Label name"},
+                    }
+                },
+            }
+        },
+    }
     text = tool_text(Tool(name="t", definition={"name": "t", "inputSchema": schema}))
     assert "labels" in text.params
     assert "Label name" in text.params
@@ -97,8 +129,11 @@ def test_split_namespace(name: str, expected: tuple[str, str]) -> None:
 
 
 def test_dense_text_contains_every_field() -> None:
-    tool = Tool(name="mcp__slack__send_message", description="Post to a channel",
-                definition={"inputSchema": {"properties": {"channelId": {"type": "string"}}}})
+    tool = Tool(
+        name="mcp__slack__send_message",
+        description="Post to a channel",
+        definition={"inputSchema": {"properties": {"channelId": {"type": "string"}}}},
+    )
     dense = tool_text(tool).dense_text()
     for part in ("slack", "send message", "Post to a channel", "channel id"):
         assert part in dense

@@ -1,0 +1,46 @@
+import pytest
+
+from tool_selector.errors import ConfigError
+from tool_selector.settings import Settings, settings_table
+
+
+def test_defaults_are_the_embedded_setup() -> None:
+    s = Settings.from_env({})
+    assert (s.host, s.port, s.encoder) == ("127.0.0.1", 8080, "sentence-transformers")
+
+
+def test_values_are_parsed_by_type() -> None:
+    s = Settings.from_env(
+        {
+            "TOOL_SELECTOR_PORT": "9000",
+            "TOOL_SELECTOR_LOG_REDACT": "no",
+            "TOOL_SELECTOR_ENCODER": "none",
+        }
+    )
+    assert (s.port, s.log_redact, s.encoder) == (9000, False, "none")
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"TOOL_SELECTOR_PORT": "eighty"},
+        {"TOOL_SELECTOR_MAX_TOOLS": "0"},
+        {"TOOL_SELECTOR_LOG_REDACT": "maybe"},
+        {"TOOL_SELECTOR_ENCODER": "gpt"},
+        {"TOOL_SELECTOR_MAX_TOOLZ": "5"},
+    ],
+    ids=["not-int", "below-min", "not-bool", "not-choice", "unknown-key"],
+)
+def test_bad_value_fails_naming_the_key(env: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match=next(iter(env))):
+        Settings.from_env(env)
+
+
+def test_other_environment_is_ignored() -> None:
+    assert Settings.from_env({"PATH": "/bin", "HOME": "/root"}) == Settings()
+
+
+def test_table_lists_every_setting() -> None:
+    table = settings_table()
+    for name in Settings.__dataclass_fields__:
+        assert f"TOOL_SELECTOR_{name.upper()}" in table
