@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -21,12 +22,14 @@ _OK = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {n}\
 class MisbehavingServer:
     """Accepts connections on a free loopback port; one daemon thread per connection."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self._tls = tls
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(64)
         self._sock.settimeout(0.1)
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self._sock.getsockname()[1]}"
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.requests: list[dict[str, Any]] = []
@@ -46,6 +49,13 @@ class MisbehavingServer:
             t.start()
 
     def _handle(self, conn: socket.socket) -> None:
+        if self._tls is not None:
+            conn.settimeout(5)
+            try:
+                conn = self._tls.wrap_socket(conn, server_side=True)
+            except (ssl.SSLError, OSError):
+                conn.close()
+                return
         with conn:
             conn.settimeout(5)
             while not self._stop.is_set():

@@ -39,6 +39,8 @@ _TOP_K_KEYS = ("top_k", "max_results", "max_search_results")
 _LATENCY_KEYS = ("latency_ms", "duration_ms")
 #: Outcomes where the service answered, so its picks can be compared.
 COMPARABLE = frozenset({"ok", "empty_selection"})
+#: Outcomes where no call was made (no latency to report).
+NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
 MAX_EXAMPLES = 25
 LATENCY_EDGES_MS = (0, 2.5, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 1e9)
 RATIO_EDGES = (0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.01)
@@ -204,7 +206,9 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dict[str, Any]:
     """The JSON summary of a report."""
-    latencies = [r.latency_ms for r in rows if r.latency_ms is not None]
+    latencies = [
+        r.latency_ms for r in rows if r.latency_ms is not None and r.outcome not in NO_CALL
+    ]
     compared = [r.agreement for r in rows if r.agreement is not None]
     top1 = [a.top1 for a in compared if a.top1 is not None]
     overlaps = [a.overlap for a in compared if a.overlap is not None]

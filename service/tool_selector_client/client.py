@@ -11,6 +11,7 @@ breaker skips the service after repeated failures.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -56,7 +57,7 @@ class _Base:
         token: str | None = None,
         timeout_s: float = 1.0,
         max_search_results: int = 5,
-        verify: bool | str = True,
+        verify: bool | str | ssl.SSLContext = True,
         cert: CertTypes | None = None,
         enabled: bool = True,
         breaker: CircuitBreaker | None = None,
@@ -69,8 +70,7 @@ class _Base:
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
-        self._verify = verify
-        self._cert = cert
+        self._tls = tls_context(verify, cert)
 
     def _start(
         self, pattern: str, tools: Sequence[Any], top_k: int | None, always_keep: Iterable[str]
@@ -91,6 +91,31 @@ class _Base:
 
     def _timeouts(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_s)
+
+
+def tls_context(
+    verify: bool | str | ssl.SSLContext, cert: CertTypes | None
+) -> bool | ssl.SSLContext:
+    """httpx's ``verify`` for a CA bundle path and/or a client certificate (mTLS).
+
+    ``verify``: True (system CAs), False (no check), a CA bundle path, or a ready context.
+    ``cert``: a PEM file holding cert and key, ``(cert, key)`` or ``(cert, key, password)``.
+    A bad path raises here, at construction, never in ``select``.
+    """
+    if isinstance(verify, ssl.SSLContext):
+        ctx = verify
+    elif cert is None and isinstance(verify, bool):
+        return verify
+    else:
+        ctx = ssl.create_default_context(cafile=verify if isinstance(verify, str) else None)
+        if verify is False:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+    if isinstance(cert, str):
+        ctx.load_cert_chain(cert)
+    elif cert is not None:
+        ctx.load_cert_chain(*cert)
+    return ctx
 
 
 def _reason_of(exc: BaseException) -> tuple[FailReason, str]:
@@ -119,9 +144,7 @@ class SelectorClient(_Base):
         **options: Any,
     ) -> None:
         super().__init__(url, **options)
-        self._http = httpx.Client(
-            timeout=self._timeouts(), verify=self._verify, cert=self._cert, transport=transport
-        )
+        self._http = httpx.Client(timeout=self._timeouts(), verify=self._tls, transport=transport)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tool-selector")
 
     def select(
@@ -193,7 +216,7 @@ class AsyncSelectorClient(_Base):
     ) -> None:
         super().__init__(url, **options)
         self._http = httpx.AsyncClient(
-            timeout=self._timeouts(), verify=self._verify, cert=self._cert, transport=transport
+            timeout=self._timeouts(), verify=self._tls, transport=transport
         )
 
     async def select(
