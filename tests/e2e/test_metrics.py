@@ -79,3 +79,11 @@ def test_requests_are_counted(
     families: dict[str, object], family: str, sample: str, labels: dict[str, str]
 ) -> None:
     assert _value(families, family, sample, **labels) >= 1
+
+
+def test_repeated_tools_hit_the_memory_cache(service: ServiceProcess) -> None:
+    tools = [{"name": "cache_probe_tool", "description": "A tool only this test sends"}]
+    for _ in range(2):
+        httpx.post(service.url + SEARCH, json={"pattern": "probe", "tools": tools})
+    text = httpx.get(service.url + "/metrics").text
+    assert 'tool_selector_embedding_cache_total{result="hit",tier="memory"}' in text
