@@ -154,3 +154,11 @@ def test_client_metrics_count_outcomes_latency_and_reinjected(client: SelectorCl
     assert value("tool_selector_client_request_duration_seconds_count", {"outcome": "ok"}) == 1
     assert value("tool_selector_client_tools_reinjected_sum", {"mode": "shadow"}) == 6
     assert value("tool_selector_client_shadow_top1_total", {"result": "agree"}) == 1
+
+
+def test_capture_write_errors_are_counted_not_raised(
+    client: SelectorClient, tmp_path: Path
+) -> None:
+    capture = CaptureWriter(tmp_path)  # a directory: every write fails
+    decision = Rollout(client, "dark", capture=capture).search(PATTERN, TOOLS)
+    assert (decision.tools, capture.errors) == (TOOLS, 1)

@@ -6,6 +6,8 @@ import anyio
 import pytest
 from prometheus_client import CollectorRegistry
 
+from tool_selector.errors import ConfigError
+from tool_selector.settings import Settings
 from tool_selector.shadow import ShadowCompare, ShadowMetrics, relevance_picks
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -65,3 +67,15 @@ def test_backlog_is_bounded() -> None:
     request = SearchRequest(pattern="x", tools=TOOLS)
     assert (shadow.task(request, []) is not None, shadow.task(request, [])) == (True, None)
     assert registry.get_sample_value("tool_selector_shadow_skipped_total") == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("none", "none"), ("relevance", "relevance")], ids=["none", "relevance"]
+)
+def test_shadow_setting_parses(raw: str, expected: str) -> None:
+    assert Settings.from_env({"TOOL_SELECTOR_SHADOW": raw}).shadow == expected
+
+
+def test_shadow_setting_refuses_unknown_values() -> None:
+    with pytest.raises(ConfigError, match="TOOL_SELECTOR_SHADOW"):
+        Settings.from_env({"TOOL_SELECTOR_SHADOW": "bm25"})
