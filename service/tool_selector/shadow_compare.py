@@ -179,7 +179,8 @@ def replayed_rows(
                 skipped += 1
                 continue
             sel = client.select(case.pattern, case.tools, case.top_k, case.always_keep)
-            rows.append(_row(case, list(sel.names), sel.outcome, sel.latency_s * 1000))
+            latency_ms = round(sel.latency_s * 1000, 3)
+            rows.append(_row(case, list(sel.names), sel.outcome, latency_ms))
     return rows, skipped
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -39,7 +41,9 @@ def test_capture_report_summary(tmp_path: Path) -> None:
 def test_capture_report_html_is_self_contained_with_sections(tmp_path: Path) -> None:
     _, html = _report(tmp_path)
     assert all(f'id="{s}"' in html for s in SECTIONS)
-    assert html.count("<svg") >= 5
+    svgs = re.findall(r"<svg.*?</svg>", html, re.DOTALL)
+    assert len(svgs) >= 5
+    assert all(ElementTree.fromstring(svg) is not None for svg in svgs)
     assert "open a bug report" in html
     assert "<script" not in html
     assert "<link" not in html
