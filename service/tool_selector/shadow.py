@@ -2,17 +2,17 @@
 
 After a search has been answered, the proxy's local keyword ``relevance`` scorer ranks the
 same request off the event loop and the agreement with our answer is exported as metrics.
-Shadow work never changes or slows the answer: it runs as a background task after the
-response is sent, on its own single thread, its errors are swallowed and counted, and when
-too many comparisons are waiting new ones are skipped (and counted).
+Shadow work never changes or slows the answer: it is queued by a background task after the
+response is sent, computed on its own single thread, its errors are swallowed and counted,
+and when the queue is full new comparisons are skipped (and counted).
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 
-import anyio.to_thread
-from anyio import CapacityLimiter
 from litestar.background_tasks import BackgroundTask
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -87,13 +87,18 @@ def relevance_picks(request: SearchRequest) -> list[str]:
 
 
 class ShadowCompare:
-    """Computes and records the comparison for each answered search."""
+    """Computes and records the comparison for each answered search, on its own thread.
+
+    ``task`` returns a Litestar background task that only enqueues the work (it runs after
+    the response is sent and returns at once, so the connection is not held); one daemon
+    thread, started on first use, drains the queue.
+    """
 
     def __init__(self, metrics: ShadowMetrics, max_pending: int = 64) -> None:
         self.metrics = metrics
-        self.max_pending = max_pending
-        self._pending = 0
-        self._limiter: CapacityLimiter | None = None
+        self._queue: queue.Queue[tuple[SearchRequest, list[str]] | None] = queue.Queue(max_pending)
+        self._worker: threading.Thread | None = None
+        self._lock = threading.Lock()
 
     def compare(self, request: SearchRequest, selected: list[str]) -> Agreement:
         """Compare ``selected`` (our answer) with relevance's picks and record it."""
@@ -114,20 +119,37 @@ class ShadowCompare:
         m.seconds.observe(time.perf_counter() - started)
         return result
 
-    def task(self, request: SearchRequest, selected: list[str]) -> BackgroundTask | None:
-        """A background task that runs the comparison after the response is sent."""
-        if self._pending >= self.max_pending:
-            self.metrics.skipped.inc()
-            return None
-        self._pending += 1
-        return BackgroundTask(self._run, request, list(selected))
+    def task(self, request: SearchRequest, selected: list[str]) -> BackgroundTask:
+        """A background task that hands the comparison to the shadow thread."""
+        return BackgroundTask(self.submit, request, list(selected))
 
-    async def _run(self, request: SearchRequest, selected: list[str]) -> None:
+    def submit(self, request: SearchRequest, selected: list[str]) -> bool:
+        """Queue one comparison; False (and counted as skipped) when the queue is full."""
+        self._ensure_worker()
         try:
-            if self._limiter is None:
-                self._limiter = CapacityLimiter(1)
-            await anyio.to_thread.run_sync(self.compare, request, selected, limiter=self._limiter)
-        except Exception:  # shadow errors never surface; they are counted
-            self.metrics.errors.inc()
-        finally:
-            self._pending -= 1
+            self._queue.put_nowait((request, selected))
+        except queue.Full:
+            self.metrics.skipped.inc()
+            return False
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the shadow thread after the queued comparisons."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put(None)
+            worker.join(timeout)
+
+    def _ensure_worker(self) -> None:
+        with self._lock:
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._drain, name="shadow", daemon=True)
+                self._worker.start()
+
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                self.compare(*item)
+            except Exception:  # shadow errors never surface; they are counted
+                self.metrics.errors.inc()

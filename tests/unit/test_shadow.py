@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import anyio
+import threading
+
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -55,17 +56,28 @@ def test_errors_are_swallowed_and_counted(monkeypatch: pytest.MonkeyPatch) -> No
         raise RuntimeError("boom")
 
     monkeypatch.setattr(shadow, "compare", boom)
-    task = shadow.task(SearchRequest(pattern="x", tools=TOOLS), [])
-    assert task is not None
-    anyio.run(task)
+    shadow.submit(SearchRequest(pattern="x", tools=TOOLS), [])
+    shadow.close()
     assert registry.get_sample_value("tool_selector_shadow_errors_total") == 1
 
 
-def test_backlog_is_bounded() -> None:
+def test_full_queue_skips_and_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = CollectorRegistry()
     shadow = ShadowCompare(ShadowMetrics(registry), max_pending=1)
+    busy, release = threading.Event(), threading.Event()
+
+    def slow(*_: object) -> None:
+        busy.set()
+        release.wait(10)
+
+    monkeypatch.setattr(shadow, "compare", slow)
     request = SearchRequest(pattern="x", tools=TOOLS)
-    assert (shadow.task(request, []) is not None, shadow.task(request, [])) == (True, None)
+    shadow.submit(request, [])
+    busy.wait(10)
+    accepted = [shadow.submit(request, []) for _ in range(2)]
+    release.set()
+    shadow.close()
+    assert accepted == [True, False]
     assert registry.get_sample_value("tool_selector_shadow_skipped_total") == 1
 
 
