@@ -17,6 +17,7 @@ from tool_selector.logs import log_request, redact
 from tool_selector.ranking.ranker import Ranking
 from tool_selector.runtime import Runtime
 from tool_selector.selector import Outcome
+from tool_selector.shadow import ShadowCompare
 from tool_selector_client.wire import ErrorBody, Explanation, SearchRequest, SearchResponse
 
 SEARCH_PATH = "/v1/tool-discovery/search"
@@ -53,6 +54,9 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         outcome = await anyio.to_thread.run_sync(
             runtime.selector.select, decoded, limiter=runtime.limiter
         )
+    except Exception:
+        runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
+        raise
     finally:
         runtime.metrics.in_flight.dec()
     elapsed = time.perf_counter() - started
@@ -61,8 +65,12 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         selected_names=outcome.ranking.names,
         explanations=_explanations(outcome.ranking) if decoded.explain else None,
     )
+    shadow: ShadowCompare | None = request.app.state.get("shadow")
     return Response(
-        _ENCODER.encode(payload), media_type=_JSON, headers={RANKING_HEADER: outcome.path}
+        _ENCODER.encode(payload),
+        media_type=_JSON,
+        headers={RANKING_HEADER: outcome.path},
+        background=shadow.task(decoded, outcome.ranking.names) if shadow else None,
     )
 
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from tool_selector import shadow_compare
 from tool_selector.errors import ConfigError
 from tool_selector.settings import Settings, settings_table
 
@@ -21,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
+    shadow_compare.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env(os.environ)
@@ -29,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "serve":
         return _serve(settings, args.host, args.port)
+    if args.command == "shadow-compare":
+        return shadow_compare.run(args)
     if args.command == "export-openapi":
         from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
 

@@ -61,6 +61,11 @@ class Settings:
         True, "Replace patterns in request logs with their length and a hash."
     )
     log_level: str = _setting("INFO", "Log level of the service's loggers.")
+    shadow: Literal["none", "relevance"] = _setting(
+        "none",
+        "Shadow compare: `relevance` also ranks each request with the proxy's keyword "
+        "scorer after answering and exports agreement metrics; `none` turns it off.",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
