@@ -30,6 +30,7 @@ from tool_selector_client.core import (
     Selection,
     fail_open,
     interpret,
+    listed,
     prepare,
 )
 
@@ -156,6 +157,7 @@ class SelectorClient(_Base):
     ) -> Selection:
         """Pick tools for ``pattern`` among the raw ``tools``; never raises."""
         started = time.monotonic()
+        tools = listed(tools)
         try:
             prepared = self._start(pattern, tools, top_k, always_keep)
             if isinstance(prepared, Selection):
@@ -228,6 +230,7 @@ class AsyncSelectorClient(_Base):
     ) -> Selection:
         """Pick tools for ``pattern`` among the raw ``tools``; never raises."""
         started = time.monotonic()
+        tools = listed(tools)
         try:
             prepared = self._start(pattern, tools, top_k, always_keep)
             if isinstance(prepared, Selection):

@@ -24,6 +24,7 @@ __all__ = [
     "Selection",
     "fail_open",
     "interpret",
+    "listed",
     "prepare",
 ]
 
@@ -83,6 +84,14 @@ class Prepared:
     sent: frozenset[str]
     top_k: int
     always_keep: tuple[str, ...] = field(default=())
+
+
+def listed(tools: Any) -> list[Any]:
+    """``tools`` as a list, read once (a generator works); ``[]`` when it is not iterable."""
+    try:
+        return list(tools)
+    except Exception:  # a caller's bad argument must not raise either
+        return []
 
 
 def fail_open(

@@ -28,18 +28,18 @@ def bad_server() -> Iterator[MisbehavingServer]:
 
 
 def _sync(url: str, **options: Any) -> Select:
-    def run(pattern: str, **kw: Any) -> Selection:
+    def run(pattern: str, tools: Any = TOOLS, **kw: Any) -> Selection:
         with SelectorClient(url, **options) as client:
-            return client.select(pattern, TOOLS, **kw)
+            return client.select(pattern, tools, **kw)
 
     return run
 
 
 def _async(url: str, **options: Any) -> Select:
-    def run(pattern: str, **kw: Any) -> Selection:
+    def run(pattern: str, tools: Any = TOOLS, **kw: Any) -> Selection:
         async def go() -> Selection:
             async with AsyncSelectorClient(url, **options) as client:
-                return await client.select(pattern, TOOLS, **kw)
+                return await client.select(pattern, tools, **kw)
 
         return asyncio.run(go())
 
@@ -126,3 +126,24 @@ def test_raw_definitions_travel_as_definition(bad_server: MisbehavingServer) -> 
         {"name": "read_file", "description": "Read a file", "definition": TOOLS[0]},
         {"name": "slack_send", "description": "Send a Slack message", "definition": TOOLS[1]},
     ]
+
+
+@KINDS
+@pytest.mark.parametrize(
+    ("tools", "reason", "returned"),
+    [
+        (None, "empty_selection", []),
+        (42, "empty_selection", []),
+        (lambda: (t for t in TOOLS), None, [TOOLS[0]]),
+    ],
+    ids=["none", "not_iterable", "generator"],
+)
+def test_tools_that_are_not_a_list_never_raise(
+    bad_server: MisbehavingServer,
+    make: Callable[..., Select],
+    tools: Any,
+    reason: str | None,
+    returned: list[Any],
+) -> None:
+    selection = make(bad_server.url)("read", tools() if callable(tools) else tools)
+    assert (selection.reason, selection.tools) == (reason, returned)
