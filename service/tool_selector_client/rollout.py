@@ -22,7 +22,7 @@ from typing import Any, Literal
 from tool_selector_client.capture import CaptureWriter
 from tool_selector_client.client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.compare import agreement
-from tool_selector_client.core import Selection
+from tool_selector_client.core import Selection, listed
 from tool_selector_client.definitions import expand, tool_description, tool_name
 from tool_selector_client.metrics import ClientMetrics
 from tool_selector_client.relevance import relevance_select
@@ -190,7 +190,8 @@ class Rollout:
 
         ``current`` is what the caller would hand back without us (default: ``tools``).
         """
-        keep = list(always_keep)
+        tools, keep = listed(tools), listed(always_keep)
+        current = None if current is None else listed(current)
         try:
             if not self.policy.takes_part(session_id):
                 return self.policy.skip(tools, current)
@@ -206,7 +207,7 @@ class Rollout:
             )
         except Exception:  # the rollout must never break the proxy
             return Decision(
-                tools=list(tools if current is None else current),
+                tools=tools if current is None else current,
                 mode=self.policy.mode,
                 sampled=False,
             )
@@ -246,7 +247,8 @@ class AsyncRollout:
         current: Sequence[Any] | None = None,
     ) -> Decision:
         """Async ``Rollout.search``."""
-        keep = list(always_keep)
+        tools, keep = listed(tools), listed(always_keep)
+        current = None if current is None else listed(current)
         try:
             if not self.policy.takes_part(session_id):
                 return self.policy.skip(tools, current)
@@ -262,7 +264,7 @@ class AsyncRollout:
             )
         except Exception:
             return Decision(
-                tools=list(tools if current is None else current),
+                tools=tools if current is None else current,
                 mode=self.policy.mode,
                 sampled=False,
             )
