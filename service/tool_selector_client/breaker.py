@@ -2,6 +2,9 @@
 
 closed --N consecutive failures--> open --cooldown elapsed--> half-open (one probe call)
 half-open --probe healthy--> closed; half-open --probe failed--> open again.
+
+A probe whose result never comes back (its caller was cancelled, or failed before reporting)
+holds the half-open slot for one cooldown at most, so the breaker cannot stay open for good.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ class CircuitBreaker:
         self._lock = threading.Lock()
         self._failures = 0
         self._open_until: float | None = None
-        self._probing = False
+        self._probe_until: float | None = None
 
     @property
     def state(self) -> str:
@@ -43,15 +46,18 @@ class CircuitBreaker:
         with self._lock:
             if self._open_until is None:
                 return True
-            if self._clock() < self._open_until or self._probing:
+            now = self._clock()
+            if now < self._open_until or (
+                self._probe_until is not None and now < self._probe_until
+            ):
                 return False
-            self._probing = True
+            self._probe_until = now + self.cooldown_s
             return True
 
     def record(self, healthy: bool) -> None:
         """Report the result of an allowed call."""
         with self._lock:
-            self._probing = False
+            self._probe_until = None
             if healthy:
                 self._failures = 0
                 self._open_until = None

@@ -54,3 +54,13 @@ def test_zero_threshold_never_opens() -> None:
     for _ in range(10):
         breaker.record(False)
     assert breaker.allow()
+
+
+def test_probe_that_never_reports_frees_its_slot_after_the_cooldown() -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(threshold=1, cooldown_s=10, clock=clock)
+    breaker.record(False)
+    clock.now = 11
+    assert breaker.allow()  # the probe's caller is cancelled and never calls record()
+    clock.now = 22
+    assert breaker.allow()
