@@ -2,8 +2,8 @@
 
 The request's ``pattern`` names the behaviour: ``trickle`` (headers, then one body byte every
 50 ms), ``hang`` (read the request, never answer), ``reset`` (TCP RST instead of an answer),
-``status_500``, ``invalid_json``, ``unknown_names``, ``empty``; anything else answers with the
-first tool sent.
+``status_NNN`` (that HTTP status), ``invalid_json``, ``unknown_names``, ``empty``; anything
+else answers with the first tool sent.
 """
 
 from __future__ import annotations
@@ -85,9 +85,9 @@ class MisbehavingServer:
                     return False
                 time.sleep(0.05)
             return False
-        if behaviour == "status_500":
-            payload = b'{"code":"internal_error","detail":"boom"}'
-            head = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+        if behaviour.startswith("status_"):
+            payload = b'{"code":"error","detail":"boom"}'
+            head = f"HTTP/1.1 {behaviour[7:]} Error\r\nContent-Type: application/json\r\n"
             conn.sendall(f"{head}Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
             return True
         answers: dict[str, bytes] = {

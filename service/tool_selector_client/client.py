@@ -24,7 +24,6 @@ import httpx
 from tool_selector_client.breaker import CircuitBreaker
 from tool_selector_client.core import (
     MAX_RESPONSE_BYTES,
-    UNHEALTHY,
     FailReason,
     Prepared,
     Selection,
@@ -32,6 +31,7 @@ from tool_selector_client.core import (
     interpret,
     listed,
     prepare,
+    unhealthy,
 )
 
 __all__ = ["AsyncSelectorClient", "SelectorClient"]
@@ -87,7 +87,7 @@ class _Base:
         return prepared
 
     def _finish(self, selection: Selection) -> Selection:
-        self.breaker.record(selection.reason not in UNHEALTHY)
+        self.breaker.record(not unhealthy(selection))
         return selection
 
     def _timeouts(self) -> httpx.Timeout:

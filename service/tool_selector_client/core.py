@@ -26,6 +26,7 @@ __all__ = [
     "interpret",
     "listed",
     "prepare",
+    "unhealthy",
 ]
 
 FailReason = Literal[
@@ -43,6 +44,8 @@ FailReason = Literal[
 FAIL_REASONS: tuple[str, ...] = get_args(FailReason)
 #: Failures that say the service is unhealthy (they feed the circuit breaker).
 UNHEALTHY: frozenset[str] = frozenset({"timeout", "connect_error", "http_status", "bad_response"})
+#: 4xx answers that still say the service is struggling.
+_OVERLOADED = frozenset({408, 429})
 MAX_RESPONSE_BYTES = 1 << 20
 
 _ENCODER = msgspec.json.Encoder()
@@ -92,6 +95,18 @@ def listed(tools: Any) -> list[Any]:
         return list(tools)
     except Exception:  # a caller's bad argument must not raise either
         return []
+
+
+def unhealthy(selection: Selection) -> bool:
+    """Whether ``selection`` says the service is unhealthy (it feeds the circuit breaker).
+
+    A 4xx other than 408 or 429 is the service refusing this one request (too many tools, a
+    bad token): the service is up, so it does not count.
+    """
+    status = selection.status
+    if selection.reason == "http_status" and status is not None and status < 500:
+        return status in _OVERLOADED
+    return selection.reason in UNHEALTHY
 
 
 def fail_open(

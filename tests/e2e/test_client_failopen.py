@@ -147,3 +147,23 @@ def test_tools_that_are_not_a_list_never_raise(
 ) -> None:
     selection = make(bad_server.url)("read", tools() if callable(tools) else tools)
     assert (selection.reason, selection.tools) == (reason, returned)
+
+
+@pytest.mark.parametrize(
+    ("status", "next_reason"),
+    [
+        ("400", None),
+        ("413", None),
+        ("408", "circuit_open"),
+        ("429", "circuit_open"),
+        ("503", "circuit_open"),
+    ],
+    ids=["400", "413", "408", "429", "503"],
+)
+def test_only_server_side_statuses_open_the_circuit(
+    bad_server: MisbehavingServer, status: str, next_reason: str | None
+) -> None:
+    with SelectorClient(bad_server.url, breaker=CircuitBreaker(threshold=1)) as client:
+        first = client.select(f"status_{status}", TOOLS)
+        second = client.select("read", TOOLS)
+    assert (first.reason, first.status, second.reason) == ("http_status", int(status), next_reason)
