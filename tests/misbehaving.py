@@ -1,9 +1,10 @@
 """A real HTTP server on loopback that misbehaves on request, for the client's fail-open tests.
 
 The request's ``pattern`` names the behaviour: ``trickle`` (headers, then one body byte every
-50 ms), ``hang`` (read the request, never answer), ``reset`` (TCP RST instead of an answer),
-``status_NNN`` (that HTTP status), ``invalid_json``, ``unknown_names``, ``empty``; anything
-else answers with the first tool sent.
+50 ms), ``trickle_headers`` (one header byte every 50 ms, the headers never end), ``hang``
+(read the request, never answer), ``reset`` (TCP RST instead of an answer), ``status_NNN``
+(that HTTP status), ``invalid_json``, ``unknown_names``, ``empty``; anything else answers
+with the first tool sent.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ class MisbehavingServer:
         if behaviour == "reset":
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             return False
-        if behaviour == "trickle":
-            conn.sendall(_OK.format(n=1000).encode())
+        if behaviour in ("trickle", "trickle_headers"):
+            head = _OK.format(n=1000) if behaviour == "trickle" else "HTTP/1.1 200 OK\r\nX-Slow: "
+            conn.sendall(head.encode())
             while not self._stop.is_set():
                 try:
                     conn.sendall(b" ")

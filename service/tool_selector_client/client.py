@@ -4,14 +4,16 @@ Every call returns a ``Selection``: our picks as the caller's raw definitions, o
 failure, every deferred tool plus a reason from a closed set (``core.FAIL_REASONS``).
 There are no retries; one overall deadline bounds the whole call (httpx's own timeouts are
 per phase, so they are only a backstop): the async client wraps the exchange in an anyio
-deadline, the sync client runs it on a worker thread and stops waiting at the deadline
-(the worker also streams the body and gives up once the deadline passes). A small circuit
-breaker skips the service after repeated failures.
+deadline, the sync client runs it on a worker thread and stops waiting at the deadline;
+the worker's socket reads and writes are bounded by the same deadline, so a server that
+trickles its headers cannot keep a worker (and every call queued behind it) busy. A small
+circuit breaker skips the service after repeated failures.
 """
 
 from __future__ import annotations
 
 import ssl
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,6 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import anyio
+import httpcore
 import httpx
 
 from tool_selector_client.breaker import CircuitBreaker
@@ -42,6 +45,87 @@ CertTypes = str | tuple[str, str] | tuple[str, str, str]
 
 class _DeadlineExceeded(Exception):
     pass
+
+
+_WORKER = threading.local()
+
+
+def _left(timeout: float | None, error: type[Exception]) -> float | None:
+    """``timeout`` cut to what is left of this worker's deadline; ``error`` once it is gone."""
+    deadline: float | None = getattr(_WORKER, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise error("the call's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        budget = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, budget))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sync sockets, each connect/read/write bounded by the worker's deadline."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        budget = _left(timeout, httpcore.ConnectTimeout)
+        stream = self._backend.connect_tcp(host, port, budget, local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        budget = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._backend.connect_unix_socket(path, budget, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport, its connection pool on the deadline-bounded backend."""
+
+    def __init__(self, verify: bool | ssl.SSLContext) -> None:
+        super().__init__(verify=verify)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(verify=verify),
+            max_connections=100,
+            max_keepalive_connections=20,
+            network_backend=_DeadlineBackend(),
+        )
 
 
 class _TooLarge(Exception):
@@ -145,7 +229,11 @@ class SelectorClient(_Base):
         **options: Any,
     ) -> None:
         super().__init__(url, **options)
-        self._http = httpx.Client(timeout=self._timeouts(), verify=self._tls, transport=transport)
+        self._http = httpx.Client(
+            timeout=self._timeouts(),
+            verify=self._tls,
+            transport=transport or _DeadlineTransport(self._tls),
+        )
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tool-selector")
 
     def select(
@@ -186,17 +274,21 @@ class SelectorClient(_Base):
     def _exchange(self, body: bytes, deadline: float) -> tuple[int, bytes]:
         if time.monotonic() >= deadline:
             raise _DeadlineExceeded
-        with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in resp.iter_bytes():
-                if time.monotonic() >= deadline:
-                    raise _DeadlineExceeded
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise _TooLarge
-                chunks.append(chunk)
-            return resp.status_code, b"".join(chunks)
+        _WORKER.deadline = deadline
+        try:
+            with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    if time.monotonic() >= deadline:
+                        raise _DeadlineExceeded
+                    size += len(chunk)
+                    if size > MAX_RESPONSE_BYTES:
+                        raise _TooLarge
+                    chunks.append(chunk)
+                return resp.status_code, b"".join(chunks)
+        finally:
+            _WORKER.deadline = None
 
     def close(self) -> None:
         """Release the connection pool and the worker threads."""

@@ -54,6 +54,7 @@ KINDS = pytest.mark.parametrize("make", [_sync, _async], ids=["sync", "async"])
     ("behaviour", "reason"),
     [
         ("trickle", "timeout"),
+        ("trickle_headers", "timeout"),
         ("hang", "timeout"),
         ("reset", "connect_error"),
         ("status_500", "http_status"),
@@ -62,7 +63,17 @@ KINDS = pytest.mark.parametrize("make", [_sync, _async], ids=["sync", "async"])
         ("empty", "empty_selection"),
         ("   ", "empty_pattern"),
     ],
-    ids=["trickle", "hang", "reset", "500", "invalid_json", "unknown_names", "empty", "blank"],
+    ids=[
+        "trickle",
+        "trickle_headers",
+        "hang",
+        "reset",
+        "500",
+        "invalid_json",
+        "unknown_names",
+        "empty",
+        "blank",
+    ],
 )
 def test_misbehaving_server_fails_open_with_reason(
     bad_server: MisbehavingServer, make: Callable[..., Select], behaviour: str, reason: str
@@ -167,3 +178,11 @@ def test_only_server_side_statuses_open_the_circuit(
         first = client.select(f"status_{status}", TOOLS)
         second = client.select("read", TOOLS)
     assert (first.reason, first.status, second.reason) == ("http_status", int(status), next_reason)
+
+
+def test_a_call_past_its_deadline_frees_its_worker(bad_server: MisbehavingServer) -> None:
+    with SelectorClient(bad_server.url, timeout_s=0.5, workers=1) as client:
+        first = client.select("trickle_headers", TOOLS)
+        time.sleep(0.2)
+        second = client.select("read", TOOLS)
+    assert (first.reason, second.reason) == ("timeout", None)
