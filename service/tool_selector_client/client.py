@@ -328,7 +328,7 @@ class AsyncSelectorClient(_Base):
             if isinstance(prepared, Selection):
                 return prepared
             try:
-                with anyio.fail_after(self.timeout_s):
+                with anyio.fail_after(max(0.0, started + self.timeout_s - time.monotonic())):
                     status, body = await self._exchange(prepared.body)
             except Exception as exc:
                 reason, detail = _reason_of(exc)

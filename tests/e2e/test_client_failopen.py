@@ -12,6 +12,8 @@ import pytest
 from tests.misbehaving import MisbehavingServer
 from tests.support import free_port
 from tool_selector_client import AsyncSelectorClient, CircuitBreaker, Selection, SelectorClient
+from tool_selector_client import client as client_module
+from tool_selector_client.core import prepare
 
 TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "read_file", "description": "Read a file"}},
@@ -186,3 +188,15 @@ def test_a_call_past_its_deadline_frees_its_worker(bad_server: MisbehavingServer
         time.sleep(0.2)
         second = client.select("read", TOOLS)
     assert (first.reason, second.reason) == ("timeout", None)
+
+
+@KINDS
+def test_the_deadline_counts_from_the_call_not_from_the_request(
+    bad_server: MisbehavingServer, make: Callable[..., Select], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow_prepare(*args: Any) -> Any:
+        time.sleep(0.3)  # building the body ate the whole budget
+        return prepare(*args)
+
+    monkeypatch.setattr(client_module, "prepare", slow_prepare)
+    assert make(bad_server.url, timeout_s=0.2)("read").reason == "timeout"
