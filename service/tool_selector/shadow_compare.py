@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tool_selector_client.compare import Agreement, agreement
-from tool_selector_client.definitions import expand, tool_description, tool_name
+from tool_selector_client.definitions import by_name, described, tool_name
 from tool_selector_client.relevance import relevance_select
 
 _PATTERN_KEYS = ("pattern", "query", "search_query")
@@ -129,16 +129,12 @@ def _relevance(case: Case) -> list[str] | None:
         return case.relevance
     if case.pattern is None:
         return None
-    first: dict[str, str] = {}
-    for d in expand(case.tools):
-        if (name := tool_name(d)) is not None:
-            first.setdefault(name, tool_description(d))
-    return relevance_select(case.pattern, list(first.items()), case.top_k)
+    return relevance_select(case.pattern, described(case.tools), case.top_k)
 
 
 def _row(case: Case, ours: list[str], outcome: str, latency_ms: float | None) -> Row:
     relevance = _relevance(case)
-    names = {tool_name(d) for d in expand(case.tools)}
+    names = by_name(case.tools)
     forced = {k for k in case.always_keep if k in names}
     agree = (
         agreement(ours, relevance, forced)

@@ -30,6 +30,7 @@ from tool_selector_client.core import (
     FailReason,
     Prepared,
     Selection,
+    clamp_top_k,
     fail_open,
     interpret,
     listed,
@@ -162,7 +163,7 @@ class _Base:
     ) -> Prepared | Selection:
         if not self.enabled:
             return fail_open(tools, "disabled")
-        limit = self.max_search_results if top_k is None else min(top_k, self.max_search_results)
+        limit = clamp_top_k(top_k, self.max_search_results)
         prepared = prepare(pattern, tools, limit, always_keep)
         if isinstance(prepared, Selection):
             return prepared

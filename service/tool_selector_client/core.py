@@ -22,6 +22,7 @@ __all__ = [
     "FailReason",
     "Prepared",
     "Selection",
+    "clamp_top_k",
     "fail_open",
     "interpret",
     "listed",
@@ -87,6 +88,11 @@ class Prepared:
     sent: frozenset[str]
     top_k: int
     always_keep: tuple[str, ...] = field(default=())
+
+
+def clamp_top_k(top_k: int | None, max_results: int) -> int:
+    """The ``top_k`` to send: the caller's, capped at ``max_results``, at least 1."""
+    return max(1, max_results if top_k is None else min(top_k, max_results))
 
 
 def listed(tools: Any) -> list[Any]:

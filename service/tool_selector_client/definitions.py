@@ -22,6 +22,8 @@ from tool_selector_client.wire import Tool
 __all__ = [
     "SEARCH_TOOL_DESCRIPTION",
     "SEARCH_TOOL_NAME",
+    "by_name",
+    "described",
     "expand",
     "pick_definitions",
     "search_tool_anthropic",
@@ -100,24 +102,31 @@ def to_wire(definition: Any) -> Tool | None:
     )
 
 
-def pick_definitions(definitions: Sequence[Any], names: Iterable[str]) -> list[Any]:
-    """The raw definitions of ``names``, in the order of ``names``, each once.
+def by_name(definitions: Iterable[Any]) -> dict[str, Any]:
+    """Each usable name's raw definition, in order; a repeated name keeps its first one.
 
-    When two definitions share a name the first one wins (the service merges duplicates the
-    same way); names with no definition are skipped.
+    The service merges duplicate names the same way.
     """
-    by_name: dict[str, Any] = {}
+    named: dict[str, Any] = {}
     for definition in expand(definitions):
         name = tool_name(definition)
         if name is not None:
-            by_name.setdefault(name, definition)
-    out: list[Any] = []
-    seen: set[str] = set()
-    for name in names:
-        if name in by_name and name not in seen:
-            seen.add(name)
-            out.append(by_name[name])
-    return out
+            named.setdefault(name, definition)
+    return named
+
+
+def described(definitions: Iterable[Any]) -> list[tuple[str, str]]:
+    """``(name, description)`` of each distinct tool, in order (the relevance scorer's input)."""
+    return [(name, tool_description(d)) for name, d in by_name(definitions).items()]
+
+
+def pick_definitions(definitions: Sequence[Any], names: Iterable[str]) -> list[Any]:
+    """The raw definitions of ``names``, in the order of ``names``, each once.
+
+    Names with no definition are skipped; a repeated name maps to its first definition.
+    """
+    named = by_name(definitions)
+    return [named[name] for name in dict.fromkeys(names) if name in named]
 
 
 def search_tool_openai() -> dict[str, Any]:

@@ -22,8 +22,8 @@ from typing import Any, Literal
 from tool_selector_client.capture import CaptureWriter
 from tool_selector_client.client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.compare import agreement
-from tool_selector_client.core import Selection, listed
-from tool_selector_client.definitions import expand, tool_description, tool_name
+from tool_selector_client.core import Selection, clamp_top_k, listed
+from tool_selector_client.definitions import described
 from tool_selector_client.metrics import ClientMetrics
 from tool_selector_client.relevance import relevance_select
 
@@ -103,11 +103,10 @@ class _Policy:
         session_id: str | None,
         current: Sequence[Any] | None,
     ) -> Decision:
-        limit = min(top_k or self.max_search_results, self.max_search_results)
+        limit = clamp_top_k(top_k, self.max_search_results)
         relevance: tuple[str, ...] | None = None
         if self.mode == "shadow":
-            pairs = [(n, tool_description(d)) for d in expand(tools) if (n := tool_name(d))]
-            relevance = tuple(relevance_select(pattern, pairs, limit))
+            relevance = tuple(relevance_select(pattern, described(tools), limit))
         if self.mode == "enforce":
             out, applied = selection.tools, selection.ok
         else:

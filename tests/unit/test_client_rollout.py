@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ from tests.support import free_port
 from tool_selector_client import (
     AsyncRollout,
     AsyncSelectorClient,
+    CaptureWriter,
     Decision,
     Rollout,
     SelectorClient,
@@ -44,3 +47,27 @@ def _async(mode: Any, **kw: Any) -> Decision:
 )
 def test_bad_arguments_never_raise(run: Any, kw: dict[str, Any], returned: list[Any]) -> None:
     assert run("dark", **kw).tools == returned
+
+
+def test_shadow_relevance_counts_a_repeated_tool_once() -> None:
+    tools = [
+        {"name": "slack_send", "description": "Send a Slack message"},
+        {"name": "slack_send", "description": "Send a Slack message (second copy)"},
+        {"name": "read_file", "description": "Read a file"},
+    ]
+    with SelectorClient(f"http://127.0.0.1:{free_port()}", timeout_s=1) as client:
+        decision = Rollout(client, "shadow").search("send a slack message", tools)
+    assert decision.relevance == ("slack_send",)
+
+
+@pytest.mark.parametrize(
+    ("top_k", "used"), [(0, 1), (-3, 1), (2, 2), (50, 5)], ids=["zero", "negative", "two", "above"]
+)
+def test_shadow_uses_the_top_k_the_client_sends(tmp_path: Path, top_k: int, used: int) -> None:
+    tools = [{"name": f"slack_{i}", "description": "Send a Slack message"} for i in range(8)]
+    capture = CaptureWriter(tmp_path / "c.jsonl")
+    with SelectorClient(f"http://127.0.0.1:{free_port()}", timeout_s=1) as client:
+        decision = Rollout(client, "shadow", capture=capture).search("slack", tools, top_k=top_k)
+    capture.close()
+    record = json.loads((tmp_path / "c.jsonl").read_text())
+    assert (len(decision.relevance or ()), record["top_k"]) == (used, used)
