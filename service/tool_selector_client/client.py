@@ -175,6 +175,14 @@ class _Base:
         self.breaker.record(not unhealthy(selection))
         return selection
 
+    def _answered(self, prepared: Prepared, status: int, body: bytes, started: float) -> Selection:
+        return self._finish(interpret(prepared, status, body, time.monotonic() - started))
+
+    def _failed(self, tools: list[Any], exc: Exception, started: float) -> Selection:
+        reason, detail = _reason_of(exc)
+        latency_s = time.monotonic() - started
+        return self._finish(fail_open(tools, reason, latency_s=latency_s, detail=detail))
+
     def _timeouts(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_s)
 
@@ -202,6 +210,12 @@ def tls_context(
     elif cert is not None:
         ctx.load_cert_chain(*cert)
     return ctx
+
+
+def _crashed(tools: list[Any], exc: Exception, started: float) -> Selection:
+    """A bug in the client itself: fail open all the same."""
+    detail = f"client error: {exc!r}"[:200]
+    return fail_open(tools, "bad_response", latency_s=time.monotonic() - started, detail=detail)
 
 
 def _reason_of(exc: BaseException) -> tuple[FailReason, str]:
@@ -259,18 +273,10 @@ class SelectorClient(_Base):
                 status, body = future.result(timeout=max(0.0, deadline - time.monotonic()))
             except Exception as exc:  # the worker's failure, whatever it is, fails open
                 future.cancel()
-                reason, detail = _reason_of(exc)
-                return self._finish(
-                    fail_open(tools, reason, latency_s=time.monotonic() - started, detail=detail)
-                )
-            return self._finish(interpret(prepared, status, body, time.monotonic() - started))
+                return self._failed(tools, exc, started)
+            return self._answered(prepared, status, body, started)
         except Exception as exc:  # a bug here must not reach the proxy either
-            return fail_open(
-                tools,
-                "bad_response",
-                latency_s=time.monotonic() - started,
-                detail=f"client error: {exc!r}"[:200],
-            )
+            return _crashed(tools, exc, started)
 
     def _exchange(self, body: bytes, deadline: float) -> tuple[int, bytes]:
         if time.monotonic() >= deadline:
@@ -332,18 +338,10 @@ class AsyncSelectorClient(_Base):
                 with anyio.fail_after(max(0.0, started + self.timeout_s - time.monotonic())):
                     status, body = await self._exchange(prepared.body)
             except Exception as exc:
-                reason, detail = _reason_of(exc)
-                return self._finish(
-                    fail_open(tools, reason, latency_s=time.monotonic() - started, detail=detail)
-                )
-            return self._finish(interpret(prepared, status, body, time.monotonic() - started))
+                return self._failed(tools, exc, started)
+            return self._answered(prepared, status, body, started)
         except Exception as exc:
-            return fail_open(
-                tools,
-                "bad_response",
-                latency_s=time.monotonic() - started,
-                detail=f"client error: {exc!r}"[:200],
-            )
+            return _crashed(tools, exc, started)
 
     async def _exchange(self, body: bytes) -> tuple[int, bytes]:
         async with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:

@@ -17,7 +17,7 @@ import hashlib
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from tool_selector_client.capture import CaptureWriter
 from tool_selector_client.client import AsyncSelectorClient, SelectorClient
@@ -32,6 +32,7 @@ __all__ = ["AsyncRollout", "Decision", "Mode", "Rollout", "in_sample"]
 Mode = Literal["off", "dark", "shadow", "enforce"]
 MODES: tuple[Mode, ...] = ("off", "dark", "shadow", "enforce")
 _NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
+ClientT = TypeVar("ClientT", SelectorClient, AsyncSelectorClient)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +88,13 @@ class _Policy:
     def takes_part(self, session_id: str | None) -> bool:
         return self.mode != "off" and in_sample(self.sample_percent, session_id, self.rng)
 
-    def skip(self, tools: Sequence[Any], current: Sequence[Any] | None) -> Decision:
-        out = list(tools if current is None else current)
-        self._count("disabled", len(out))
-        return Decision(tools=out, mode=self.mode, sampled=False)
+    def unchanged(self, tools: list[Any], current: list[Any] | None) -> Decision:
+        return Decision(tools=tools if current is None else current, mode=self.mode, sampled=False)
+
+    def skip(self, tools: list[Any], current: list[Any] | None) -> Decision:
+        decision = self.unchanged(tools, current)
+        self._count("disabled", len(decision.tools))
+        return decision
 
     def decide(
         self,
@@ -152,12 +156,10 @@ class _Policy:
             self.metrics.latency.labels(outcome).observe(selection.latency_s)
 
 
-class Rollout:
-    """Wraps a ``SelectorClient`` in a rollout mode. ``search`` never raises."""
-
+class _Wrapper(Generic[ClientT]):
     def __init__(
         self,
-        client: SelectorClient,
+        client: ClientT,
         mode: Mode = "dark",
         *,
         sample_percent: float = 100.0,
@@ -165,7 +167,7 @@ class Rollout:
         metrics: ClientMetrics | None = None,
         rng: Callable[[], float] = random.random,
     ) -> None:
-        self.client = client
+        self.client: ClientT = client
         self.policy = _Policy(
             mode,
             sample_percent=sample_percent,
@@ -174,6 +176,10 @@ class Rollout:
             rng=rng,
             max_search_results=client.max_search_results,
         )
+
+
+class Rollout(_Wrapper[SelectorClient]):
+    """Wraps a ``SelectorClient`` in a rollout mode. ``search`` never raises."""
 
     def search(
         self,
@@ -205,35 +211,11 @@ class Rollout:
                 current=current,
             )
         except Exception:  # the rollout must never break the proxy
-            return Decision(
-                tools=tools if current is None else current,
-                mode=self.policy.mode,
-                sampled=False,
-            )
+            return self.policy.unchanged(tools, current)
 
 
-class AsyncRollout:
+class AsyncRollout(_Wrapper[AsyncSelectorClient]):
     """Wraps an ``AsyncSelectorClient`` in a rollout mode. ``search`` never raises."""
-
-    def __init__(
-        self,
-        client: AsyncSelectorClient,
-        mode: Mode = "dark",
-        *,
-        sample_percent: float = 100.0,
-        capture: CaptureWriter | None = None,
-        metrics: ClientMetrics | None = None,
-        rng: Callable[[], float] = random.random,
-    ) -> None:
-        self.client = client
-        self.policy = _Policy(
-            mode,
-            sample_percent=sample_percent,
-            capture=capture,
-            metrics=metrics,
-            rng=rng,
-            max_search_results=client.max_search_results,
-        )
 
     async def search(
         self,
@@ -262,8 +244,4 @@ class AsyncRollout:
                 current=current,
             )
         except Exception:
-            return Decision(
-                tools=tools if current is None else current,
-                mode=self.policy.mode,
-                sampled=False,
-            )
+            return self.policy.unchanged(tools, current)
