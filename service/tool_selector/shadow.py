@@ -2,9 +2,10 @@
 
 After a search has been answered, the proxy's local keyword ``relevance`` scorer ranks the
 same request off the event loop and the agreement with our answer is exported as metrics.
-Shadow work never changes or slows the answer: it is queued by a background task after the
-response is sent, computed on its own single thread, its errors are swallowed and counted,
-and when the queue is full new comparisons are skipped (and counted).
+Shadow work never changes or slows the answer: it is queued (without blocking) by a
+background task after the response is sent, computed on its own single thread, its errors
+are swallowed and counted, and when the queue is full new comparisons are skipped (and
+counted).
 """
 
 from __future__ import annotations
@@ -120,8 +121,16 @@ class ShadowCompare:
         return result
 
     def task(self, request: SearchRequest, selected: list[str]) -> BackgroundTask:
-        """A background task that hands the comparison to the shadow thread."""
-        return BackgroundTask(self.submit, request, list(selected))
+        """A background task that hands the comparison to the shadow thread.
+
+        It is a coroutine on purpose: Litestar runs a sync background task on the event
+        loop's default executor, a thread hop per answer that waits when those threads are
+        busy; ``submit`` never blocks, so it runs on the loop.
+        """
+        return BackgroundTask(self._enqueue, request, list(selected))
+
+    async def _enqueue(self, request: SearchRequest, selected: list[str]) -> None:
+        self.submit(request, selected)
 
     def submit(self, request: SearchRequest, selected: list[str]) -> bool:
         """Queue one comparison; False (and counted as skipped) when the queue is full."""

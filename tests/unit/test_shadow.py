@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -91,3 +93,23 @@ def test_shadow_setting_parses(raw: str, expected: str) -> None:
 def test_shadow_setting_refuses_unknown_values() -> None:
     with pytest.raises(ConfigError, match="TOOL_SELECTOR_SHADOW"):
         Settings.from_env({"TOOL_SELECTOR_SHADOW": "bm25"})
+
+
+def test_handing_off_needs_no_worker_thread() -> None:
+    shadow, registry = _shadow()
+    task = shadow.task(SearchRequest(pattern="slack message", tools=TOOLS), ["slack_send"])
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(1))
+        release = threading.Event()
+        busy = loop.run_in_executor(None, release.wait, 10)  # every worker thread is busy
+        try:
+            await asyncio.wait_for(task(), 5)
+        finally:
+            release.set()
+            await busy
+
+    asyncio.run(go())
+    shadow.close()
+    assert registry.get_sample_value("tool_selector_shadow_comparisons_total") == 1
