@@ -92,14 +92,20 @@ class ShadowCompare:
 
     ``task`` returns a Litestar background task that only enqueues the work (it runs after
     the response is sent and returns at once, so the connection is not held); one daemon
-    thread, started on first use, drains the queue.
+    thread, started on first use, drains the queue. The comparison is pure Python and holds
+    the GIL (about 20 ms for 1,000 tools), so the thread rests after each one to stay busy at
+    most ``max_busy`` of the time; comparisons that find the queue full are skipped.
     """
 
-    def __init__(self, metrics: ShadowMetrics, max_pending: int = 64) -> None:
+    def __init__(
+        self, metrics: ShadowMetrics, max_pending: int = 64, max_busy: float = 0.1
+    ) -> None:
         self.metrics = metrics
         self._queue: queue.Queue[tuple[SearchRequest, list[str]] | None] = queue.Queue(max_pending)
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._rest_per_busy = (1 - max_busy) / max_busy
+        self._closing = threading.Event()
 
     def compare(self, request: SearchRequest, selected: list[str]) -> Agreement:
         """Compare ``selected`` (our answer) with relevance's picks and record it."""
@@ -143,22 +149,29 @@ class ShadowCompare:
         return True
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the shadow thread after the queued comparisons."""
+        """Stop the shadow thread after the queued comparisons (done without resting)."""
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
+            self._closing.set()
             self._queue.put(None)
             worker.join(timeout)
 
     def _ensure_worker(self) -> None:
         with self._lock:
             if self._worker is None:
+                self._closing.clear()
                 self._worker = threading.Thread(target=self._drain, name="shadow", daemon=True)
                 self._worker.start()
 
     def _drain(self) -> None:
         while (item := self._queue.get()) is not None:
+            started = time.perf_counter()
             try:
                 self.compare(*item)
             except Exception:  # shadow errors never surface; they are counted
                 self.metrics.errors.inc()
+            self._rest((time.perf_counter() - started) * self._rest_per_busy)
+
+    def _rest(self, seconds: float) -> None:
+        self._closing.wait(seconds)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -113,3 +114,14 @@ def test_handing_off_needs_no_worker_thread() -> None:
     asyncio.run(go())
     shadow.close()
     assert registry.get_sample_value("tool_selector_shadow_comparisons_total") == 1
+
+
+def test_shadow_thread_rests_in_proportion_to_its_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    shadow = ShadowCompare(ShadowMetrics(CollectorRegistry()), max_busy=0.25)
+    rests: list[float] = []
+    monkeypatch.setattr(shadow, "compare", lambda *_: time.sleep(0.05))
+    monkeypatch.setattr(shadow, "_rest", rests.append)
+    shadow.submit(SearchRequest(pattern="x", tools=TOOLS), [])
+    shadow.close()
+    assert len(rests) == 1
+    assert rests[0] >= 3 * 0.05  # busy 25% at most: 3x the work time at rest
