@@ -3,12 +3,13 @@
 The request's ``pattern`` names the behaviour: ``trickle`` (headers, then one body byte every
 50 ms), ``trickle_headers`` (one header byte every 50 ms, the headers never end), ``hang``
 (read the request, never answer), ``reset`` (TCP RST instead of an answer), ``status_NNN``
-(that HTTP status), ``invalid_json``, ``unknown_names``, ``empty``; anything else answers
-with the first tool sent.
+(that HTTP status), ``huge`` (a valid answer padded past 2 MiB), ``invalid_json``,
+``unknown_names``, ``empty``; anything else answers with the first tool sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
@@ -86,6 +87,12 @@ class MisbehavingServer:
                 except OSError:
                     return False
                 time.sleep(0.05)
+            return False
+        if behaviour == "huge":
+            first = [t["name"] for t in body.get("tools", [])[:1]]
+            payload = json.dumps({"selected_names": first, "pad": "x" * (2 << 20)}).encode()
+            with contextlib.suppress(OSError):
+                conn.sendall(_OK.format(n=len(payload)).encode() + payload)
             return False
         if behaviour.startswith("status_"):
             payload = b'{"code":"error","detail":"boom"}'
