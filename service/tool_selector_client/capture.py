@@ -89,8 +89,11 @@ class CaptureWriter:
             self.errors += 1
 
     def close(self) -> None:
-        """Close the file (a later record reopens it)."""
+        """Close the file (a later record reopens it); never raises."""
         with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            file, self._file = self._file, None
+            if file is not None:
+                try:
+                    file.close()  # flushes what a failed write left in the buffer
+                except OSError:
+                    self.errors += 1
