@@ -115,7 +115,7 @@ def load_cases(path: Path) -> tuple[list[Case], int]:
                 continue
             try:
                 case = parse_case(json.loads(line))
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError, OverflowError):  # not JSON, too deep, huge number
                 case = None
             if case is None:
                 bad += 1

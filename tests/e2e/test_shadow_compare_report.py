@@ -12,7 +12,7 @@ import pytest
 
 from tests.support import ROOT, ServiceProcess
 from tool_selector.cli import main
-from tool_selector.shadow_compare import Case, parse_case
+from tool_selector.shadow_compare import Case, load_cases, parse_case
 
 CAPTURE = ROOT / "tests" / "fixtures" / "shadow_capture.jsonl"
 SECTIONS = ("summary", "latency", "outcomes", "agreement", "abstentions", "disagreements")
@@ -89,3 +89,17 @@ def test_missing_capture_exits_2(tmp_path: Path) -> None:
 )
 def test_parse_case_shapes(record: Any, expected: Case | None) -> None:
     assert parse_case(record) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"pattern": "q", "tools": ["a"], "latency_ms": 1' + "0" * 400 + "}",
+    ],
+    ids=["too_deep", "latency_overflows_float"],
+)
+def test_unreadable_lines_are_counted_not_fatal(tmp_path: Path, line: str) -> None:
+    capture = tmp_path / "c.jsonl"
+    capture.write_text(line + "\n" + CAPTURE.read_text())
+    assert load_cases(capture)[1] == 2  # the fixture's own bad line, and this one
