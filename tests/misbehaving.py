@@ -4,7 +4,8 @@ The request's ``pattern`` names the behaviour: ``trickle`` (headers, then one bo
 50 ms), ``trickle_headers`` (one header byte every 50 ms, the headers never end), ``hang``
 (read the request, never answer), ``reset`` (TCP RST instead of an answer), ``status_NNN``
 (that HTTP status), ``huge`` (a valid answer padded past 2 MiB), ``invalid_json``,
-``unknown_names``, ``empty``; anything else answers with the first tool sent.
+``unknown_names``, ``empty``; ``slow`` and anything else answer with the first tool sent
+(``slow`` after 200 ms).
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class MisbehavingServer:
                     return False
                 time.sleep(0.05)
             return False
+        if behaviour == "slow":
+            time.sleep(0.2)
+            behaviour = ""
         if behaviour == "huge":
             first = [t["name"] for t in body.get("tools", [])[:1]]
             payload = json.dumps({"selected_names": first, "pad": "x" * (2 << 20)}).encode()

@@ -231,15 +231,16 @@ def _reason_of(exc: BaseException) -> tuple[FailReason, str]:
 class SelectorClient(_Base):
     """Blocking client. Thread-safe; ``close()`` it (or use ``with``) when done.
 
-    ``workers`` bounds the threads that carry requests; a call that finds them all busy
-    waits at most its deadline and then fails open with ``timeout``.
+    ``workers`` bounds the threads that carry requests (started on demand, so a high bound
+    costs nothing while idle); a call that finds them all busy waits at most its deadline
+    and then fails open with ``timeout``. Size it for the proxy's concurrent searches.
     """
 
     def __init__(
         self,
         url: str,
         *,
-        workers: int = 4,
+        workers: int = 32,
         transport: httpx.BaseTransport | None = None,
         **options: Any,
     ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -202,3 +203,9 @@ def test_the_deadline_counts_from_the_call_not_from_the_request(
 
     monkeypatch.setattr(client_module, "prepare", slow_prepare)
     assert make(bad_server.url, timeout_s=0.2)("read").reason == "timeout"
+
+
+def test_default_workers_carry_a_burst_of_concurrent_calls(bad_server: MisbehavingServer) -> None:
+    with SelectorClient(bad_server.url, timeout_s=1.0) as client, ThreadPoolExecutor(24) as pool:
+        reasons = list(pool.map(lambda _: client.select("slow", TOOLS).reason, range(24)))
+    assert reasons == [None] * 24
