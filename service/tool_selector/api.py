@@ -51,7 +51,7 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         decoded = decode_request(body, runtime.settings)
         runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
         outcome = await anyio.to_thread.run_sync(
-            runtime.selector.select, decoded, limiter=runtime.limiter
+            runtime.selector.select, decoded, limiter=runtime.limiter, abandon_on_cancel=True
         )
     finally:
         runtime.metrics.in_flight.dec()

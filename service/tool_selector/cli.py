@@ -7,8 +7,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tool_selector.errors import ConfigError
+from tool_selector.security_cli import add_security_arguments, apply_security_arguments
 from tool_selector.settings import Settings, settings_table
 
 
@@ -18,6 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the HTTP API with granian")
     serve.add_argument("--host", help="bind address (default TOOL_SELECTOR_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="bind port (default TOOL_SELECTOR_PORT or 8080)")
+    add_security_arguments(serve)
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
@@ -28,7 +31,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        return _serve(settings, args.host, args.port)
+        try:
+            settings, tls = apply_security_arguments(settings, args)
+        except ConfigError as exc:
+            print(f"tool-selector: {exc}", file=sys.stderr)
+            return 2
+        return _serve(settings, args.host, args.port, tls)
     if args.command == "export-openapi":
         from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
 
@@ -39,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _serve(settings: Settings, host: str | None, port: int | None) -> int:
+def _serve(
+    settings: Settings, host: str | None, port: int | None, tls: dict[str, Any] | None = None
+) -> int:
     from granian import Granian  # noqa: PLC0415
     from granian.constants import Interfaces, Loops  # noqa: PLC0415
 
@@ -57,5 +67,6 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
         workers=1,
         loop=Loops.uvloop,
         log_access=False,
+        **(tls or {}),
     ).serve()
     return 0
