@@ -13,6 +13,7 @@ from tool_selector.auth import (
     tls_config,
     token_from_headers,
 )
+from tool_selector.cli import main
 from tool_selector.errors import ConfigError
 from tool_selector.settings import Settings
 
@@ -191,3 +192,21 @@ def test_exposure_allowed(settings: Settings, keys: KeyRing, tls: TLSConfig | No
 def test_open_non_loopback_bind_is_refused(tls: TLSConfig | None) -> None:
     with pytest.raises(ConfigError, match="--allow-unauthenticated"):
         check_exposure(Settings(host="0.0.0.0"), KeyRing(), tls)
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["--host", "0.0.0.0"], 2),
+        (["--host", "::"], 2),
+    ],
+    ids=["any-v4", "any-v6"],
+)
+def test_serve_refuses_an_open_public_bind(
+    argv: list[str], code: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for key in list(os.environ):
+        if key.startswith("TOOL_SELECTOR_"):
+            monkeypatch.delenv(key)
+    assert main(["serve", "--port", "1", *argv]) == code
+    assert "--allow-unauthenticated" in capsys.readouterr().err
