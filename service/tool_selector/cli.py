@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from tool_selector.errors import ConfigError
-from tool_selector.security_cli import add_security_arguments, apply_security_arguments
+from tool_selector.security_cli import (
+    add_probe_command,
+    add_security_arguments,
+    apply_security_arguments,
+    probe,
+)
 from tool_selector.settings import Settings, settings_table
 
 
@@ -24,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
+    add_probe_command(sub)
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env(os.environ)
@@ -37,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tool-selector: {exc}", file=sys.stderr)
             return 2
         return _serve(settings, args.host, args.port, tls)
+    if args.command == "probe":
+        return probe(settings, args.path, args.timeout)
     if args.command == "export-openapi":
         from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
 

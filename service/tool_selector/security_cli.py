@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from tool_selector.auth import KeyRing, check_exposure, tls_config
+from tool_selector.errors import ConfigError
 from tool_selector.settings import Settings
 
 
@@ -55,3 +56,44 @@ def apply_security_arguments(
     timeout_ms = max(1, round(settings.header_timeout_seconds * 1000))
     options["http1_settings"] = HTTP1Settings(header_read_timeout=timeout_ms)
     return settings, options
+
+
+def add_probe_command(sub: Any) -> None:
+    """Register ``tool-selector probe PATH`` (Kubernetes exec probe that works under mTLS)."""
+    probe = sub.add_parser("probe", help="GET a local path (exit 0 on 200); for exec probes")
+    probe.add_argument("path", nargs="?", default="/healthz", help="path to GET")
+    probe.add_argument("--timeout", type=float, default=2.0, help="seconds (default 2)")
+
+
+def probe(settings: Settings, path: str, timeout: float = 2.0) -> int:
+    """GET ``path`` on this pod's own port; exit status 0 when it answers 200.
+
+    Under mTLS the kubelet's HTTP probes cannot present a client certificate, so the probe
+    runs inside the pod and presents the server's own certificate (issue it with both the
+    server and client auth usages). The server's certificate is not verified: the peer is
+    this process, on loopback.
+    """
+    import http.client  # noqa: PLC0415
+    import ssl  # noqa: PLC0415
+
+    try:
+        tls = tls_config(settings)
+    except ConfigError:
+        return 1
+    conn: http.client.HTTPConnection
+    if tls is None:
+        conn = http.client.HTTPConnection("127.0.0.1", settings.port, timeout=timeout)
+    else:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.load_cert_chain(tls.cert, tls.key)
+        conn = http.client.HTTPSConnection("127.0.0.1", settings.port, timeout=timeout, context=ctx)
+    try:
+        conn.request("GET", path)
+        status = conn.getresponse().status
+    except (OSError, http.client.HTTPException):
+        return 1
+    finally:
+        conn.close()
+    return 0 if status == 200 else 1

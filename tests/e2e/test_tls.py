@@ -12,27 +12,28 @@ import httpx
 import pytest
 import trustme
 
-from tests.support import ServiceProcess, start_service, wait_until
+from tests.support import ServiceProcess, free_port, start_service, wait_until
 from tool_selector.cli import main
 
 
 @dataclass
 class PKI:
-    server_ca: trustme.CA
-    client_ca: trustme.CA
+    """One CA issues the server's and the proxies' certificates (as cert-manager would)."""
+
+    ca: trustme.CA
     other_ca: trustme.CA
     dir: Path
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
-    pki = PKI(trustme.CA(), trustme.CA(), trustme.CA(), tmp_path_factory.mktemp("pki"))
-    server = pki.server_ca.issue_cert("127.0.0.1")
+    pki = PKI(trustme.CA(), trustme.CA(), tmp_path_factory.mktemp("pki"))
+    server = pki.ca.issue_cert("127.0.0.1")
     server.cert_chain_pems[0].write_to_path(str(pki.dir / "server.pem"))
     for pem in server.cert_chain_pems[1:]:
         pem.write_to_path(str(pki.dir / "server.pem"), append=True)
     server.private_key_pem.write_to_path(str(pki.dir / "server.key"))
-    pki.client_ca.cert_pem.write_to_path(str(pki.dir / "client-ca.pem"))
+    pki.ca.cert_pem.write_to_path(str(pki.dir / "client-ca.pem"))
     return pki
 
 
@@ -52,7 +53,7 @@ def mtls(pki: PKI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
         args=args,
         scheme="https",
     )
-    good = client_context(pki, pki.client_ca.issue_cert("proxy@example.com"))
+    good = client_context(pki, pki.ca.issue_cert("proxy@example.com"))
     try:
         wait_until(lambda: _healthy(service, good), 60, "the TLS service")
     except TimeoutError:
@@ -64,7 +65,7 @@ def mtls(pki: PKI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
 
 def client_context(pki: PKI, cert: trustme.LeafCert | None) -> ssl.SSLContext:
     ctx = ssl.create_default_context()
-    pki.server_ca.configure_trust(ctx)
+    pki.ca.configure_trust(ctx)
     if cert is not None:
         cert.configure_cert(ctx)
     return ctx
@@ -78,7 +79,7 @@ def _healthy(service: ServiceProcess, ctx: ssl.SSLContext) -> bool:
 
 
 def test_client_with_a_current_cert_from_our_ca_gets_in(mtls: ServiceProcess, pki: PKI) -> None:
-    ctx = client_context(pki, pki.client_ca.issue_cert("proxy@example.com"))
+    ctx = client_context(pki, pki.ca.issue_cert("proxy@example.com"))
     r = httpx.post(
         mtls.url + "/v1/tool-discovery/search",
         json={"pattern": "slack", "tools": [{"name": "slack_send"}]},
@@ -95,14 +96,16 @@ _LAST_YEAR = dt.datetime.now(dt.UTC) - dt.timedelta(days=365)
     [
         lambda pki: None,
         lambda pki: pki.other_ca.issue_cert("proxy@example.com"),
-        lambda pki: pki.client_ca.issue_cert(
+        lambda pki: pki.ca.issue_cert(
             "proxy@example.com",
             not_before=_LAST_YEAR,
             not_after=_LAST_YEAR + dt.timedelta(days=1),
         ),
-        lambda pki: pki.server_ca.issue_cert("proxy@example.com"),
+        lambda pki: pki.ca.issue_cert(
+            "proxy@example.com", not_before=dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+        ),
     ],
-    ids=["no-client-cert", "cert-from-another-ca", "expired-cert", "cert-from-server-ca"],
+    ids=["no-client-cert", "cert-from-another-ca", "expired-cert", "not-yet-valid-cert"],
 )
 def test_client_without_a_valid_cert_is_refused(
     mtls: ServiceProcess, pki: PKI, make_cert: object
@@ -135,3 +138,19 @@ def test_inconsistent_tls_flags_refuse_to_start(
     args = [a if a.startswith("--") else str(pki.dir / a) for a in flags]
     assert main(["serve", "--port", "1", *args]) == 2
     assert "TLS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("path", "code"), [("/healthz", 0), ("/nope", 1)], ids=["ok", "404"])
+def test_exec_probe_works_under_mtls(
+    mtls: ServiceProcess, pki: PKI, monkeypatch: pytest.MonkeyPatch, path: str, code: int
+) -> None:
+    monkeypatch.setenv("TOOL_SELECTOR_PORT", mtls.url.rsplit(":", 1)[1])
+    monkeypatch.setenv("TOOL_SELECTOR_TLS_CERT", str(pki.dir / "server.pem"))
+    monkeypatch.setenv("TOOL_SELECTOR_TLS_KEY", str(pki.dir / "server.key"))
+    monkeypatch.setenv("TOOL_SELECTOR_TLS_CLIENT_CA", str(pki.dir / "client-ca.pem"))
+    assert main(["probe", path]) == code
+
+
+def test_exec_probe_fails_when_nothing_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOL_SELECTOR_PORT", str(free_port()))
+    assert main(["probe", "/healthz"]) == 1
