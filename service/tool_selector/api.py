@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import anyio.to_thread
 import msgspec
 from litestar import Request, Response, get, post
 from litestar.exceptions import HTTPException
@@ -50,9 +49,7 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         body = await request.body()
         decoded = decode_request(body, runtime.settings)
         runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-        outcome = await anyio.to_thread.run_sync(
-            runtime.selector.select, decoded, limiter=runtime.limiter, abandon_on_cancel=True
-        )
+        outcome = await runtime.workers.run(runtime.selector.select, decoded)
     finally:
         runtime.metrics.in_flight.dec()
     elapsed = time.perf_counter() - started

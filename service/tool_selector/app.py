@@ -22,6 +22,7 @@ from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
+from tool_selector.workers import WorkerPool
 
 
 def default_encoder(settings: Settings) -> Encoder | None:
@@ -51,6 +52,7 @@ def create_app(
         encoder_factory=encoder_factory,
         logger=logger,
     )
+    runtime.workers = WorkerPool(settings.worker_threads)
     runtime.metrics.build.info(
         {
             "version": __version__,
