@@ -12,9 +12,9 @@ In order, before any handler code runs:
    granian itself never times out a stalled body) and the size cap (413, from
    ``Content-Length`` or while reading).
 4. **Deadline**: once the body is in, the handler has ``request_deadline_seconds`` to answer;
-   then the request is cancelled and answered 503 ``deadline_exceeded``. The ranking thread
-   is abandoned (CPU-bound NumPy/torch code cannot be interrupted); it finishes in the
-   background and its result is dropped.
+   then the request is cancelled and answered 503 ``deadline_exceeded``. Ranking already
+   running finishes in its thread and keeps its worker slot (``workers.WorkerPool``);
+   ranking not yet started never starts.
 
 ``/metrics`` is guarded by auth only when ``auth_metrics`` is set. ``/healthz`` and
 ``/readyz`` are always open (probes carry no credentials).
