@@ -28,6 +28,8 @@ TOOLS = [
 ]
 PATTERNS = ["create issue", "send slack message", "read file", "list tickets", "update event"]
 PATH = "/v1/tool-discovery/search"
+#: A rejected client waits this long before its next request (a proxy that failed open).
+REJECTED_PAUSE = 0.05
 
 
 def request_bytes(host: str, pattern: str) -> bytes:
@@ -53,6 +55,8 @@ async def client(host: str, port: int, stop: float, out: list[tuple[int, float]]
             length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))  # type: ignore[union-attr]
             await reader.readexactly(length)
             out.append((status, time.perf_counter() - started))
+            if status == 503:
+                await asyncio.sleep(REJECTED_PAUSE)
             if b"connection: close" in head.lower():
                 writer.close()
                 reader, writer = await asyncio.open_connection(host, port)

@@ -81,8 +81,8 @@ class Settings:
         "", "PEM CA bundle for client certificates; when set, every client must present one."
     )
     max_in_flight: int = _setting(
-        8,
-        "Search requests handled at once (about 4x the cores); more get an immediate 503 "
+        4,
+        "Search requests handled at once (about 2x `worker_threads`); more get an immediate 503 "
         "with `Retry-After` so the caller fails open fast.",
         1,
     )
