@@ -161,7 +161,9 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
         status, code, detail = 500, "internal_error", "internal error; see the service log"
         runtime_of(request).logger.error("unhandled error", exc_info=exc)
     runtime_of(request).metrics.errors.labels(code).inc()
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     return Response(
         _ENCODER.encode(ErrorBody(code=code, detail=detail)),
         status_code=status,

@@ -24,6 +24,7 @@ from schemathesis.specs.openapi.checks import (
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
+    unsupported_method,
 )
 
 from tests.support import ROOT, ServiceProcess, start_service
@@ -42,6 +43,7 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
     negative_data_rejection,
+    unsupported_method,
 ]
 _FAST = settings(
     max_examples=EXAMPLES,

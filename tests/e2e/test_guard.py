@@ -81,6 +81,19 @@ def test_probes_and_metrics_need_no_token(guarded: ServiceProcess, path: str) ->
     assert httpx.get(guarded.url + path).status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("TRACE", "/healthz", "GET"), ("GET", SEARCH, "POST")],
+    ids=["trace-healthz", "get-search"],
+)
+def test_405_lists_the_allowed_methods(
+    guarded: ServiceProcess, method: str, path: str, allow: str
+) -> None:
+    r = httpx.request(method, guarded.url + path)
+    assert r.status_code == 405
+    assert allow in r.headers["allow"]
+
+
 def test_auth_is_checked_before_the_body_is_read(guarded: ServiceProcess) -> None:
     with connect(guarded) as sock:
         sock.sendall(head(50_000))
