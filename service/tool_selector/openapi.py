@@ -143,6 +143,9 @@ def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
     request["tools"]["maxItems"] = settings.max_tools
     request["always_keep"]["maxItems"] = settings.max_tools
     request["always_keep"]["items"]["maxLength"] = settings.max_name_chars
+    # always_keep names are checked like tool names (non-empty, no control characters)
+    name = components["Tool"]["properties"]["name"]
+    request["always_keep"]["items"].update(minLength=1, pattern=name["pattern"])
     tool = components["Tool"]["properties"]
     tool["name"]["maxLength"] = settings.max_name_chars
     description = tool["description"]["anyOf"][0]
