@@ -16,18 +16,19 @@ from tests.support import ServiceProcess, start_service, wait_until
 KEYS = {"old": "old-key-0123456789", "new": "new-key-9876543210"}
 AUTH = {"Authorization": f"Bearer {KEYS['new']}"}
 LEXICAL = {"TOOL_SELECTOR_ENCODER": "none"}
+BODY_TIMEOUT = 3
 
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    """Lexical service with two keys, one search slot, and 1 s header/body timeouts."""
+    """Lexical service with two keys, one search slot, 1 s header and 3 s body timeouts."""
     env = {
         **LEXICAL,
         "TOOL_SELECTOR_API_KEYS": f"{KEYS['old']},{KEYS['new']}",
         "TOOL_SELECTOR_MAX_IN_FLIGHT": "1",
         "TOOL_SELECTOR_RETRY_AFTER_SECONDS": "2",
         "TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "1",
-        "TOOL_SELECTOR_BODY_TIMEOUT_SECONDS": "1",
+        "TOOL_SELECTOR_BODY_TIMEOUT_SECONDS": str(BODY_TIMEOUT),
         "TOOL_SELECTOR_MAX_BODY_BYTES": "100000",
     }
     proc = start_service(tmp_path_factory.mktemp("guarded"), env, wait_ready=False)
@@ -122,22 +123,27 @@ def test_slow_headers_are_cut_off(guarded: ServiceProcess) -> None:
         assert closed_within(sock, 8)
 
 
+def overloaded(service: ServiceProcess) -> httpx.Response | None:
+    r = post(service, AUTH)
+    return r if r.status_code == 503 else None
+
+
 def test_over_the_cap_gets_an_immediate_503_with_retry_after(guarded: ServiceProcess) -> None:
     wait_until(lambda: slot_free(guarded), 10, "a free slot")
     with connect(guarded) as holder:
         holder.sendall(head(len(BODY), AUTH) + BODY[:10])
-        time.sleep(0.2)
+        wait_until(lambda: overloaded(guarded), 2, "the slot taken")
         r = post(guarded, AUTH)
     assert (r.status_code, r.headers["retry-after"], r.json()["code"]) == (503, "2", "overloaded")
 
 
 def test_slot_is_released_when_a_stalled_client_leaves(guarded: ServiceProcess) -> None:
+    """Freed well before the body timeout would have freed it."""
     wait_until(lambda: slot_free(guarded), 10, "a free slot")
     with connect(guarded) as holder:
         holder.sendall(head(len(BODY), AUTH) + BODY[:10])
-        time.sleep(0.2)
-    time.sleep(0.3)
-    assert post(guarded, AUTH).status_code == 200
+        wait_until(lambda: overloaded(guarded), 2, "the slot taken")
+    wait_until(lambda: slot_free(guarded), BODY_TIMEOUT - 1, "the slot freed")
 
 
 def test_refusals_are_counted_by_code(guarded: ServiceProcess) -> None:
