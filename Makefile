@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8080
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit openapi eval clean
+.PHONY: install run test lint typecheck openapi readme clean
 
 install: $(STAMP)
 
@@ -35,6 +35,10 @@ test: install lint typecheck
 
 openapi: install
 	$(VENV)/bin/tool-selector export-openapi -o openapi.yaml
+
+# regenerate the settings table in README.md and openapi.yaml from the code
+readme: install openapi
+	$(PY) -c "import re,pathlib; from tool_selector.settings import settings_table as t; p=pathlib.Path('README.md'); s=p.read_text(); p.write_text(re.sub(r'(<!-- settings:start[^>]*-->\n).*?(<!-- settings:end -->)', lambda m: m.group(1)+t()+'\n'+m.group(2), s, flags=re.S))"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

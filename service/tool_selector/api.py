@@ -16,6 +16,7 @@ from tool_selector.logs import log_request, redact
 from tool_selector.ranking.ranker import Ranking
 from tool_selector.runtime import Runtime
 from tool_selector.selector import Outcome
+from tool_selector.shadow import ShadowCompare
 from tool_selector_client.wire import ErrorBody, Explanation, SearchRequest, SearchResponse
 
 SEARCH_PATH = "/v1/tool-discovery/search"
@@ -50,6 +51,9 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         decoded = decode_request(body, runtime.settings)
         runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
         outcome = await runtime.workers.run(runtime.selector.select, decoded)
+    except Exception:
+        runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
+        raise
     finally:
         runtime.metrics.in_flight.dec()
     elapsed = time.perf_counter() - started
@@ -58,8 +62,12 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         selected_names=outcome.ranking.names,
         explanations=_explanations(outcome.ranking) if decoded.explain else None,
     )
+    shadow: ShadowCompare | None = request.app.state.get("shadow")
     return Response(
-        _ENCODER.encode(payload), media_type=_JSON, headers={RANKING_HEADER: outcome.path}
+        _ENCODER.encode(payload),
+        media_type=_JSON,
+        headers={RANKING_HEADER: outcome.path},
+        background=shadow.task(decoded, outcome.ranking.names) if shadow else None,
     )
 
 

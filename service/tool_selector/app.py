@@ -22,6 +22,7 @@ from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
+from tool_selector.shadow import ShadowCompare, ShadowMetrics
 from tool_selector.workers import WorkerPool
 
 
@@ -77,6 +78,8 @@ def create_app(
         logging_config=None,
     )
     app.state.runtime = runtime
+    if settings.shadow == "relevance":
+        app.state.shadow = ShadowCompare(ShadowMetrics(runtime.metrics.registry))
     return app
 
 

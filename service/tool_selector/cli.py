@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tool_selector import shadow_compare
 from tool_selector.errors import ConfigError
 from tool_selector.security_cli import (
     add_probe_command,
@@ -30,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
     add_probe_command(sub)
+    shadow_compare.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env(os.environ)
@@ -37,14 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        try:
-            settings, tls = apply_security_arguments(settings, args)
-        except ConfigError as exc:
-            print(f"tool-selector: {exc}", file=sys.stderr)
-            return 2
-        return _serve(settings, args.host, args.port, tls)
+        return _serve_checked(settings, args)
     if args.command == "probe":
         return probe(settings, args.path, args.timeout)
+    if args.command == "shadow-compare":
+        return shadow_compare.run(args)
     if args.command == "export-openapi":
         from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
 
@@ -53,6 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     print(settings_table())
     return 0
+
+
+def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        settings, tls = apply_security_arguments(settings, args)
+    except ConfigError as exc:
+        print(f"tool-selector: {exc}", file=sys.stderr)
+        return 2
+    return _serve(settings, args.host, args.port, tls)
 
 
 def _serve(

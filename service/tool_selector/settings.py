@@ -61,6 +61,11 @@ class Settings:
         True, "Replace patterns in request logs with their length and a hash."
     )
     log_level: str = _setting("INFO", "Log level of the service's loggers.")
+    shadow: Literal["none", "relevance"] = _setting(
+        "none",
+        "Shadow compare: `relevance` also ranks each request with the proxy's keyword "
+        "scorer after answering and exports agreement metrics; `none` turns it off.",
+    )
     api_keys: str = _setting(
         "",
         "Service tokens accepted on the search endpoint, comma-separated (several for "
@@ -94,7 +99,7 @@ class Settings:
         5.0, "Longest time to receive a whole request body (408 after).", 0.001
     )
     request_deadline_seconds: float = _setting(
-        2.0, "Longest time to answer once the body is read (503 after; work is abandoned).", 0.001
+        2.0, "Longest time to answer once the body is read (503 after).", 0.001
     )
 
     @classmethod

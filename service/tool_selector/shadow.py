@@ -1,0 +1,155 @@
+"""Service-side shadow compare (``TOOL_SELECTOR_SHADOW=relevance``).
+
+After a search has been answered, the proxy's local keyword ``relevance`` scorer ranks the
+same request off the event loop and the agreement with our answer is exported as metrics.
+Shadow work never changes or slows the answer: it is queued by a background task after the
+response is sent, computed on its own single thread, its errors are swallowed and counted,
+and when the queue is full new comparisons are skipped (and counted).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from litestar.background_tasks import BackgroundTask
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from tool_selector_client.compare import Agreement, agreement
+from tool_selector_client.definitions import tool_description
+from tool_selector_client.relevance import relevance_select
+from tool_selector_client.wire import SearchRequest
+
+RATIO_BUCKETS = (0.0, 0.2, 0.34, 0.5, 0.67, 0.8, 0.99, 1.0)
+DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+
+
+class ShadowMetrics:
+    """Agreement between the service's answers and the relevance scorer's picks."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.comparisons = Counter(
+            "tool_selector_shadow_comparisons_total",
+            "Searches compared with the relevance scorer.",
+            registry=registry,
+        )
+        self.top1 = Counter(
+            "tool_selector_shadow_top1_total",
+            "Comparisons by whether both first picks are the same "
+            "(agree, disagree; not_comparable when a side abstained).",
+            ["result"],
+            registry=registry,
+        )
+        self.overlap = Histogram(
+            "tool_selector_shadow_overlap_ratio",
+            "overlap@k: shared picks / the longer pick list (always_keep names excluded).",
+            buckets=RATIO_BUCKETS,
+            registry=registry,
+        )
+        self.jaccard = Histogram(
+            "tool_selector_shadow_jaccard_ratio",
+            "Jaccard similarity of the two pick sets (always_keep names excluded).",
+            buckets=RATIO_BUCKETS,
+            registry=registry,
+        )
+        self.abstain = Counter(
+            "tool_selector_shadow_abstain_total",
+            "Comparisons by which side returned nothing (none, selector, relevance, both).",
+            ["side"],
+            registry=registry,
+        )
+        self.errors = Counter(
+            "tool_selector_shadow_errors_total",
+            "Shadow comparisons that failed (swallowed; the answer was already sent).",
+            registry=registry,
+        )
+        self.skipped = Counter(
+            "tool_selector_shadow_skipped_total",
+            "Shadow comparisons skipped because too many were waiting.",
+            registry=registry,
+        )
+        self.seconds = Histogram(
+            "tool_selector_shadow_duration_seconds",
+            "Time to compute one shadow comparison (off the request path).",
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+
+
+def relevance_picks(request: SearchRequest) -> list[str]:
+    """The relevance scorer's picks for ``request`` (duplicates merged, first wins)."""
+    seen: dict[str, str] = {}
+    for tool in request.tools:
+        if tool.name not in seen:
+            seen[tool.name] = tool.description or tool_description(tool.definition)
+    return relevance_select(request.pattern, list(seen.items()), request.top_k)
+
+
+class ShadowCompare:
+    """Computes and records the comparison for each answered search, on its own thread.
+
+    ``task`` returns a Litestar background task that only enqueues the work (it runs after
+    the response is sent and returns at once, so the connection is not held); one daemon
+    thread, started on first use, drains the queue.
+    """
+
+    def __init__(self, metrics: ShadowMetrics, max_pending: int = 64) -> None:
+        self.metrics = metrics
+        self._queue: queue.Queue[tuple[SearchRequest, list[str]] | None] = queue.Queue(max_pending)
+        self._worker: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def compare(self, request: SearchRequest, selected: list[str]) -> Agreement:
+        """Compare ``selected`` (our answer) with relevance's picks and record it."""
+        started = time.perf_counter()
+        names = {t.name for t in request.tools}
+        forced = {n for n in request.always_keep if n in names}
+        result = agreement(selected, relevance_picks(request), forced)
+        m = self.metrics
+        m.comparisons.inc()
+        m.top1.labels(
+            "not_comparable" if result.top1 is None else "agree" if result.top1 else "disagree"
+        ).inc()
+        if result.overlap is not None:
+            m.overlap.observe(result.overlap)
+        if result.jaccard is not None:
+            m.jaccard.observe(result.jaccard)
+        m.abstain.labels(result.abstain).inc()
+        m.seconds.observe(time.perf_counter() - started)
+        return result
+
+    def task(self, request: SearchRequest, selected: list[str]) -> BackgroundTask:
+        """A background task that hands the comparison to the shadow thread."""
+        return BackgroundTask(self.submit, request, list(selected))
+
+    def submit(self, request: SearchRequest, selected: list[str]) -> bool:
+        """Queue one comparison; False (and counted as skipped) when the queue is full."""
+        self._ensure_worker()
+        try:
+            self._queue.put_nowait((request, selected))
+        except queue.Full:
+            self.metrics.skipped.inc()
+            return False
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the shadow thread after the queued comparisons."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put(None)
+            worker.join(timeout)
+
+    def _ensure_worker(self) -> None:
+        with self._lock:
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._drain, name="shadow", daemon=True)
+                self._worker.start()
+
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                self.compare(*item)
+            except Exception:  # shadow errors never surface; they are counted
+                self.metrics.errors.inc()

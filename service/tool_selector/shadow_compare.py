@@ -1,0 +1,294 @@
+"""``tool-selector shadow-compare``: replay captured decisions, report the agreement.
+
+Input is JSONL, one decision per line, in either shape (keys are looked up in this order):
+
+- the client's capture (``tool_selector_client.capture``): ``pattern``, ``tools``,
+  ``top_k``, ``always_keep``, ``selected``, ``relevance``, ``latency_ms``, ``outcome``;
+- a proxy ``tool_discovery.jsonl``: ``query`` (or ``search_query``) for the pattern,
+  ``tools`` / ``deferred_tools`` / ``tool_names`` for the deferred tools (names, or objects
+  with ``name``/``description``, or raw provider definitions), optional ``selected_names`` /
+  ``results`` for what was returned, ``max_results`` for ``top_k``, ``duration_ms``.
+
+With ``--url`` every record that has a pattern is sent again to that service (through the
+companion client, so fail-open outcomes are reported as the proxy would see them);
+without it the captured picks and latencies are reported as they are. The relevance picks
+are taken from the record, or recomputed from the pattern and the tool descriptions.
+Writes a self-contained HTML report (inline SVG, no external assets) and a JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from tool_selector_client.compare import Agreement, agreement
+from tool_selector_client.definitions import expand, tool_description, tool_name
+from tool_selector_client.relevance import relevance_select
+
+_PATTERN_KEYS = ("pattern", "query", "search_query")
+_TOOLS_KEYS = ("tools", "deferred_tools", "tool_names", "candidates")
+_SELECTED_KEYS = ("selected", "selected_names", "results", "result_names")
+_TOP_K_KEYS = ("top_k", "max_results", "max_search_results")
+_LATENCY_KEYS = ("latency_ms", "duration_ms")
+#: Outcomes where the service answered, so its picks can be compared.
+COMPARABLE = frozenset({"ok", "empty_selection"})
+#: Outcomes where no call was made (no latency to report).
+NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
+MAX_EXAMPLES = 25
+LATENCY_EDGES_MS = (0, 2.5, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 1e9)
+RATIO_EDGES = (0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.01)
+
+
+@dataclass(slots=True)
+class Case:
+    """One captured decision, normalised."""
+
+    pattern: str | None
+    tools: list[Any]
+    top_k: int = 5
+    always_keep: list[str] = field(default_factory=list)
+    selected: list[str] | None = None
+    relevance: list[str] | None = None
+    latency_ms: float | None = None
+    outcome: str | None = None
+
+
+@dataclass(slots=True)
+class Row:
+    """One decision as reported: our picks, relevance's, and how they agree."""
+
+    case: Case
+    ours: list[str]
+    outcome: str
+    latency_ms: float | None
+    relevance: list[str] | None
+    agreement: Agreement | None
+
+
+def _first(record: dict[str, Any], keys: Sequence[str]) -> Any:
+    return next((record[k] for k in keys if record.get(k) is not None), None)
+
+
+def _names(value: Any) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    return [v if isinstance(v, str) else str(tool_name(v) or "") for v in value if v]
+
+
+def parse_case(record: Any) -> Case | None:
+    """A ``Case`` from one decoded JSON line, or ``None`` when it is not a decision."""
+    if not isinstance(record, dict):
+        return None
+    tools = _first(record, _TOOLS_KEYS)
+    if not isinstance(tools, list) or not tools:
+        return None
+    pattern = _first(record, _PATTERN_KEYS)
+    top_k = _first(record, _TOP_K_KEYS)
+    latency = _first(record, _LATENCY_KEYS)
+    keep = record.get("always_keep")
+    return Case(
+        pattern=pattern if isinstance(pattern, str) and pattern.strip() else None,
+        tools=[{"name": t} if isinstance(t, str) else t for t in tools],
+        top_k=top_k if isinstance(top_k, int) and top_k > 0 else 5,
+        always_keep=[k for k in keep if isinstance(k, str)] if isinstance(keep, list) else [],
+        selected=_names(_first(record, _SELECTED_KEYS)),
+        relevance=_names(record.get("relevance")),
+        latency_ms=float(latency) if isinstance(latency, int | float) else None,
+        outcome=record["outcome"] if isinstance(record.get("outcome"), str) else None,
+    )
+
+
+def load_cases(path: Path) -> tuple[list[Case], int]:
+    """The decisions in ``path`` and the number of lines that were not decisions."""
+    cases: list[Case] = []
+    bad = 0
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                case = parse_case(json.loads(line))
+            except json.JSONDecodeError:
+                case = None
+            if case is None:
+                bad += 1
+            else:
+                cases.append(case)
+    return cases, bad
+
+
+def _relevance(case: Case) -> list[str] | None:
+    if case.relevance is not None:
+        return case.relevance
+    if case.pattern is None:
+        return None
+    first: dict[str, str] = {}
+    for d in expand(case.tools):
+        if (name := tool_name(d)) is not None:
+            first.setdefault(name, tool_description(d))
+    return relevance_select(case.pattern, list(first.items()), case.top_k)
+
+
+def _row(case: Case, ours: list[str], outcome: str, latency_ms: float | None) -> Row:
+    relevance = _relevance(case)
+    names = {tool_name(d) for d in expand(case.tools)}
+    forced = {k for k in case.always_keep if k in names}
+    agree = (
+        agreement(ours, relevance, forced)
+        if relevance is not None and outcome in COMPARABLE
+        else None
+    )
+    return Row(case, ours, outcome, latency_ms, relevance, agree)
+
+
+def captured_rows(cases: Iterable[Case]) -> list[Row]:
+    """Rows from the captured decisions alone."""
+    return [
+        _row(
+            c,
+            c.selected or [],
+            c.outcome or ("ok" if c.selected else "empty_selection"),
+            c.latency_ms,
+        )
+        for c in cases
+    ]
+
+
+def replayed_rows(
+    cases: Iterable[Case], url: str, token: str | None, timeout_s: float
+) -> tuple[list[Row], int]:
+    """Rows from sending each case with a pattern to ``url``; also the number skipped."""
+    from tool_selector_client.breaker import CircuitBreaker  # noqa: PLC0415
+    from tool_selector_client.client import SelectorClient  # noqa: PLC0415
+
+    rows: list[Row] = []
+    skipped = 0
+    breaker = CircuitBreaker(threshold=0)
+    with SelectorClient(
+        url, token=token, timeout_s=timeout_s, max_search_results=1000, breaker=breaker
+    ) as client:
+        for case in cases:
+            if case.pattern is None:
+                skipped += 1
+                continue
+            sel = client.select(case.pattern, case.tools, case.top_k, case.always_keep)
+            latency_ms = round(sel.latency_s * 1000, 3)
+            rows.append(_row(case, list(sel.names), sel.outcome, latency_ms))
+    return rows, skipped
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (``q`` in 0..100) of ``values``."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def histogram(values: Sequence[float], edges: Sequence[float]) -> list[list[float]]:
+    """``[[low, high, count], ...]`` with ``low <= v < high``; the last bin is closed."""
+    bins = [[lo, hi, 0.0] for lo, hi in pairwise(edges)]
+    for v in values:
+        i = next((i for i, (_, hi, _) in enumerate(bins) if v < hi), len(bins) - 1)
+        bins[i][2] += 1
+    return bins
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """The JSON summary of a report."""
+    latencies = [
+        r.latency_ms for r in rows if r.latency_ms is not None and r.outcome not in NO_CALL
+    ]
+    compared = [r.agreement for r in rows if r.agreement is not None]
+    top1 = [a.top1 for a in compared if a.top1 is not None]
+    overlaps = [a.overlap for a in compared if a.overlap is not None]
+    jaccards = [a.jaccard for a in compared if a.jaccard is not None]
+    abstain = Counter(a.abstain for a in compared)
+    disagreements = [
+        {
+            "pattern": r.case.pattern,
+            "selector": r.ours,
+            "relevance": r.relevance,
+            "jaccard": r.agreement.jaccard,
+        }
+        for r in rows
+        if r.agreement is not None and r.agreement.jaccard is not None and r.agreement.jaccard < 1
+    ]
+    return {
+        "source": source,
+        **extra,
+        "decisions": len(rows),
+        "outcomes": dict(Counter(r.outcome for r in rows).most_common()),
+        "latency_ms": {
+            "count": len(latencies),
+            "mean": _mean(latencies),
+            **{f"p{q}": percentile(latencies, q) for q in (50, 90, 95, 99)},
+            "max": max(latencies) if latencies else None,
+            "histogram": histogram(latencies, LATENCY_EDGES_MS),
+        },
+        "agreement": {
+            "compared": len(compared),
+            "top1_comparable": len(top1),
+            "top1_rate": _mean([1.0 if t else 0.0 for t in top1]),
+            "overlap_mean": _mean(overlaps),
+            "jaccard_mean": _mean(jaccards),
+            "jaccard_histogram": histogram(jaccards, RATIO_EDGES),
+            "overlap_histogram": histogram(overlaps, RATIO_EDGES),
+        },
+        "abstentions": {
+            side: abstain.get(side, 0) for side in ("none", "selector", "relevance", "both")
+        },
+        "disagreements": disagreements[:MAX_EXAMPLES],
+        "disagreement_count": len(disagreements),
+    }
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``shadow-compare`` subcommand on an argparse subparsers object."""
+    p = sub.add_parser("shadow-compare", help="report captured decisions vs relevance picks")
+    p.add_argument("capture", type=Path, help="capture JSONL (client capture or proxy log)")
+    p.add_argument("--url", help="replay against this service (default: report the capture)")
+    p.add_argument("--token", help="bearer token for --url")
+    p.add_argument("--timeout", type=float, default=5.0, help="per-request deadline (s)")
+    p.add_argument("--html", type=Path, default=Path("shadow-report.html"))
+    p.add_argument("--json", type=Path, default=Path("shadow-summary.json"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report; exit 0, or 2 when the capture holds no decision."""
+    from tool_selector.report_html import render  # noqa: PLC0415
+
+    if not args.capture.is_file():
+        print(f"tool-selector: no such capture file: {args.capture}")
+        return 2
+    cases, bad = load_cases(args.capture)
+    if not cases:
+        print(f"tool-selector: {args.capture} holds no decision ({bad} unreadable lines)")
+        return 2
+    extra: dict[str, Any] = {"capture": str(args.capture), "unreadable_lines": bad}
+    if args.url:
+        rows, skipped = replayed_rows(cases, args.url, args.token, args.timeout)
+        extra |= {"url": args.url, "skipped_redacted": skipped}
+        summary = summarize(rows, source="replay", extra=extra)
+    else:
+        summary = summarize(captured_rows(cases), source="capture", extra=extra)
+    args.json.write_text(json.dumps(summary, indent=2) + "\n")
+    args.html.write_text(render(summary))
+    lat, agr = summary["latency_ms"], summary["agreement"]
+    print(
+        f"{summary['decisions']} decisions ({summary['source']}); p50 {lat['p50']} ms, "
+        f"p95 {lat['p95']} ms; top-1 agreement {agr['top1_rate']}, "
+        f"mean Jaccard {agr['jaccard_mean']}; wrote {args.html} and {args.json}"
+    )
+    return 0

@@ -1,0 +1,271 @@
+"""Sync and async clients for ``POST /v1/tool-discovery/search`` that never raise.
+
+Every call returns a ``Selection``: our picks as the caller's raw definitions, or, on any
+failure, every deferred tool plus a reason from a closed set (``core.FAIL_REASONS``).
+There are no retries; one overall deadline bounds the whole call (httpx's own timeouts are
+per phase, so they are only a backstop): the async client wraps the exchange in an anyio
+deadline, the sync client runs it on a worker thread and stops waiting at the deadline
+(the worker also streams the body and gives up once the deadline passes). A small circuit
+breaker skips the service after repeated failures.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+import anyio
+import httpx
+
+from tool_selector_client.breaker import CircuitBreaker
+from tool_selector_client.core import (
+    MAX_RESPONSE_BYTES,
+    UNHEALTHY,
+    FailReason,
+    Prepared,
+    Selection,
+    fail_open,
+    interpret,
+    prepare,
+)
+
+__all__ = ["AsyncSelectorClient", "SelectorClient"]
+
+SEARCH_PATH = "/v1/tool-discovery/search"
+CertTypes = str | tuple[str, str] | tuple[str, str, str]
+
+
+class _DeadlineExceeded(Exception):
+    pass
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Base:
+    """Configuration and bookkeeping shared by both clients."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout_s: float = 1.0,
+        max_search_results: int = 5,
+        verify: bool | str | ssl.SSLContext = True,
+        cert: CertTypes | None = None,
+        enabled: bool = True,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
+        self.url = url.rstrip("/") + SEARCH_PATH
+        self.timeout_s = timeout_s
+        self.max_search_results = max_search_results
+        self.enabled = enabled
+        self.breaker = breaker if breaker is not None else CircuitBreaker()
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._tls = tls_context(verify, cert)
+
+    def _start(
+        self, pattern: str, tools: Sequence[Any], top_k: int | None, always_keep: Iterable[str]
+    ) -> Prepared | Selection:
+        if not self.enabled:
+            return fail_open(tools, "disabled")
+        limit = self.max_search_results if top_k is None else min(top_k, self.max_search_results)
+        prepared = prepare(pattern, tools, limit, always_keep)
+        if isinstance(prepared, Selection):
+            return prepared
+        if not self.breaker.allow():
+            return fail_open(tools, "circuit_open")
+        return prepared
+
+    def _finish(self, selection: Selection) -> Selection:
+        self.breaker.record(selection.reason not in UNHEALTHY)
+        return selection
+
+    def _timeouts(self) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout_s)
+
+
+def tls_context(
+    verify: bool | str | ssl.SSLContext, cert: CertTypes | None
+) -> bool | ssl.SSLContext:
+    """httpx's ``verify`` for a CA bundle path and/or a client certificate (mTLS).
+
+    ``verify``: True (system CAs), False (no check), a CA bundle path, or a ready context.
+    ``cert``: a PEM file holding cert and key, ``(cert, key)`` or ``(cert, key, password)``.
+    A bad path raises here, at construction, never in ``select``.
+    """
+    if isinstance(verify, ssl.SSLContext):
+        ctx = verify
+    elif cert is None and isinstance(verify, bool):
+        return verify
+    else:
+        ctx = ssl.create_default_context(cafile=verify if isinstance(verify, str) else None)
+        if verify is False:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+    if isinstance(cert, str):
+        ctx.load_cert_chain(cert)
+    elif cert is not None:
+        ctx.load_cert_chain(*cert)
+    return ctx
+
+
+def _reason_of(exc: BaseException) -> tuple[FailReason, str]:
+    if isinstance(exc, httpx.TimeoutException | _DeadlineExceeded | FutureTimeout | TimeoutError):
+        return "timeout", type(exc).__name__
+    if isinstance(exc, httpx.TransportError):
+        return "connect_error", f"{type(exc).__name__}: {exc}"[:200]
+    if isinstance(exc, _TooLarge):
+        return "bad_response", "response body too large"
+    return "bad_response", f"{type(exc).__name__}: {exc}"[:200]
+
+
+class SelectorClient(_Base):
+    """Blocking client. Thread-safe; ``close()`` it (or use ``with``) when done.
+
+    ``workers`` bounds the threads that carry requests; a call that finds them all busy
+    waits at most its deadline and then fails open with ``timeout``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        workers: int = 4,
+        transport: httpx.BaseTransport | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(url, **options)
+        self._http = httpx.Client(timeout=self._timeouts(), verify=self._tls, transport=transport)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tool-selector")
+
+    def select(
+        self,
+        pattern: str,
+        tools: Sequence[Any],
+        top_k: int | None = None,
+        always_keep: Iterable[str] = (),
+    ) -> Selection:
+        """Pick tools for ``pattern`` among the raw ``tools``; never raises."""
+        started = time.monotonic()
+        try:
+            prepared = self._start(pattern, tools, top_k, always_keep)
+            if isinstance(prepared, Selection):
+                return prepared
+            deadline = started + self.timeout_s
+            future: Future[tuple[int, bytes]] = self._pool.submit(
+                self._exchange, prepared.body, deadline
+            )
+            try:
+                status, body = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except Exception as exc:  # the worker's failure, whatever it is, fails open
+                future.cancel()
+                reason, detail = _reason_of(exc)
+                return self._finish(
+                    fail_open(tools, reason, latency_s=time.monotonic() - started, detail=detail)
+                )
+            return self._finish(interpret(prepared, status, body, time.monotonic() - started))
+        except Exception as exc:  # a bug here must not reach the proxy either
+            return fail_open(
+                tools,
+                "bad_response",
+                latency_s=time.monotonic() - started,
+                detail=f"client error: {exc!r}"[:200],
+            )
+
+    def _exchange(self, body: bytes, deadline: float) -> tuple[int, bytes]:
+        if time.monotonic() >= deadline:
+            raise _DeadlineExceeded
+        with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in resp.iter_bytes():
+                if time.monotonic() >= deadline:
+                    raise _DeadlineExceeded
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise _TooLarge
+                chunks.append(chunk)
+            return resp.status_code, b"".join(chunks)
+
+    def close(self) -> None:
+        """Release the connection pool and the worker threads."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._http.close()
+
+    def __enter__(self) -> SelectorClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncSelectorClient(_Base):
+    """Async client (asyncio or trio via anyio). ``await aclose()`` when done."""
+
+    def __init__(
+        self, url: str, *, transport: httpx.AsyncBaseTransport | None = None, **options: Any
+    ) -> None:
+        super().__init__(url, **options)
+        self._http = httpx.AsyncClient(
+            timeout=self._timeouts(), verify=self._tls, transport=transport
+        )
+
+    async def select(
+        self,
+        pattern: str,
+        tools: Sequence[Any],
+        top_k: int | None = None,
+        always_keep: Iterable[str] = (),
+    ) -> Selection:
+        """Pick tools for ``pattern`` among the raw ``tools``; never raises."""
+        started = time.monotonic()
+        try:
+            prepared = self._start(pattern, tools, top_k, always_keep)
+            if isinstance(prepared, Selection):
+                return prepared
+            try:
+                with anyio.fail_after(self.timeout_s):
+                    status, body = await self._exchange(prepared.body)
+            except Exception as exc:
+                reason, detail = _reason_of(exc)
+                return self._finish(
+                    fail_open(tools, reason, latency_s=time.monotonic() - started, detail=detail)
+                )
+            return self._finish(interpret(prepared, status, body, time.monotonic() - started))
+        except Exception as exc:
+            return fail_open(
+                tools,
+                "bad_response",
+                latency_s=time.monotonic() - started,
+                detail=f"client error: {exc!r}"[:200],
+            )
+
+    async def _exchange(self, body: bytes) -> tuple[int, bytes]:
+        async with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise _TooLarge
+                chunks.append(chunk)
+            return resp.status_code, b"".join(chunks)
+
+    async def aclose(self) -> None:
+        """Release the connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncSelectorClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

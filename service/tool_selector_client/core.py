@@ -1,0 +1,146 @@
+"""The sans-I/O half of the client, shared by the sync and async clients.
+
+``prepare`` turns the caller's raw tools into a request body; ``interpret`` turns the
+service's answer into a ``Selection`` using the proxy's validation rules: names that were
+not sent are ignored, each name counts once, at most ``top_k`` are kept in our rank order,
+and an empty or all-unknown answer is not meaningful (fail open).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import msgspec
+
+from tool_selector_client.definitions import expand, pick_definitions, to_wire
+from tool_selector_client.wire import SearchRequest, SearchResponse, Tool
+
+__all__ = [
+    "FAIL_REASONS",
+    "FailReason",
+    "Prepared",
+    "Selection",
+    "fail_open",
+    "interpret",
+    "prepare",
+]
+
+FailReason = Literal[
+    "timeout",
+    "connect_error",
+    "http_status",
+    "bad_response",
+    "empty_selection",
+    "unknown_names",
+    "empty_pattern",
+    "circuit_open",
+    "disabled",
+]
+#: Every reason a selection can fail open with (the closed set).
+FAIL_REASONS: tuple[str, ...] = get_args(FailReason)
+#: Failures that say the service is unhealthy (they feed the circuit breaker).
+UNHEALTHY: frozenset[str] = frozenset({"timeout", "connect_error", "http_status", "bad_response"})
+MAX_RESPONSE_BYTES = 1 << 20
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(SearchResponse)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The client's answer: never an exception.
+
+    ``tools`` is what to give the model: the raw definitions of our picks when the answer
+    was meaningful, otherwise every deferred tool (fail open) and ``reason`` says why.
+    """
+
+    tools: list[Any]
+    names: tuple[str, ...] = ()
+    reason: FailReason | None = None
+    latency_s: float = 0.0
+    status: int | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when our picks are usable."""
+        return self.reason is None
+
+    @property
+    def outcome(self) -> str:
+        """``ok`` or the fail-open reason (a metric label)."""
+        return self.reason or "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A request ready to send, and what is needed to read its answer."""
+
+    tools: list[Any]
+    body: bytes
+    sent: frozenset[str]
+    top_k: int
+    always_keep: tuple[str, ...] = field(default=())
+
+
+def fail_open(
+    tools: Sequence[Any],
+    reason: FailReason,
+    *,
+    latency_s: float = 0.0,
+    status: int | None = None,
+    detail: str = "",
+) -> Selection:
+    """Every deferred tool back, with the reason."""
+    return Selection(
+        tools=list(tools), reason=reason, latency_s=latency_s, status=status, detail=detail
+    )
+
+
+def prepare(
+    pattern: str, tools: Sequence[Any], top_k: int, always_keep: Iterable[str]
+) -> Prepared | Selection:
+    """Build the request body, or a fail-open ``Selection`` when there is nothing to ask."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        return fail_open(tools, "empty_pattern", detail="pattern is empty")
+    wire: list[Tool] = [t for t in (to_wire(d) for d in expand(tools)) if t is not None]
+    if not wire:
+        return fail_open(tools, "empty_selection", detail="no tool with a usable name")
+    keep = tuple(n for n in always_keep if isinstance(n, str) and n)
+    request = SearchRequest(
+        pattern=pattern, tools=wire, top_k=max(1, top_k), always_keep=list(keep)
+    )
+    return Prepared(
+        tools=list(tools),
+        body=_ENCODER.encode(request),
+        sent=frozenset(t.name for t in wire),
+        top_k=max(1, top_k),
+        always_keep=keep,
+    )
+
+
+def interpret(prepared: Prepared, status: int, body: bytes, latency_s: float) -> Selection:
+    """Apply the proxy's validation rules to the service's answer."""
+    tools = prepared.tools
+    if not 200 <= status < 300:
+        return fail_open(tools, "http_status", latency_s=latency_s, status=status)
+    try:
+        answer = _DECODER.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        return fail_open(
+            tools, "bad_response", latency_s=latency_s, status=status, detail=str(exc)[:200]
+        )
+    if not answer.selected_names:
+        return fail_open(tools, "empty_selection", latency_s=latency_s, status=status)
+    names = [n for n in dict.fromkeys(answer.selected_names) if n in prepared.sent]
+    names = names[: prepared.top_k]
+    if not names:
+        return fail_open(tools, "unknown_names", latency_s=latency_s, status=status)
+    return Selection(
+        tools=pick_definitions(tools, names),
+        names=tuple(names),
+        latency_s=latency_s,
+        status=status,
+    )

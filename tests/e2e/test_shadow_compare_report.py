@@ -1,0 +1,91 @@
+"""``tool-selector shadow-compare``: the report from a fixture capture, with and without replay."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+
+from tests.support import ROOT, ServiceProcess
+from tool_selector.cli import main
+from tool_selector.shadow_compare import Case, parse_case
+
+CAPTURE = ROOT / "tests" / "fixtures" / "shadow_capture.jsonl"
+SECTIONS = ("summary", "latency", "outcomes", "agreement", "abstentions", "disagreements")
+
+
+def _report(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:
+    html, summary = tmp_path / "r.html", tmp_path / "s.json"
+    code = main(
+        ["shadow-compare", str(CAPTURE), "--html", str(html), "--json", str(summary), *extra]
+    )
+    assert code == 0
+    return json.loads(summary.read_text()), html.read_text()
+
+
+def test_capture_report_summary(tmp_path: Path) -> None:
+    summary, _ = _report(tmp_path)
+    assert (summary["decisions"], summary["unreadable_lines"]) == (6, 1)
+    assert summary["outcomes"] == {"ok": 4, "timeout": 1, "empty_selection": 1}
+    assert summary["agreement"]["compared"] == 5
+    assert summary["agreement"]["top1_rate"] == 0.75
+    assert summary["abstentions"] == {"none": 4, "selector": 0, "relevance": 0, "both": 1}
+    assert summary["latency_ms"]["p50"] == 12.5
+    assert [d["pattern"] for d in summary["disagreements"]] == ["open a bug report"]
+
+
+def test_capture_report_html_is_self_contained_with_sections(tmp_path: Path) -> None:
+    _, html = _report(tmp_path)
+    assert all(f'id="{s}"' in html for s in SECTIONS)
+    svgs = re.findall(r"<svg.*?</svg>", html, re.DOTALL)
+    assert len(svgs) >= 5
+    assert all(ElementTree.fromstring(svg) is not None for svg in svgs)
+    assert "open a bug report" in html
+    assert "<script" not in html
+    assert "<link" not in html
+
+
+def test_replay_report_against_the_service(tmp_path: Path, lexical_service: ServiceProcess) -> None:
+    summary, html = _report(tmp_path, "--url", lexical_service.url)
+    assert (summary["source"], summary["decisions"], summary["skipped_redacted"]) == (
+        "replay",
+        5,
+        1,
+    )
+    assert set(summary["outcomes"]) <= {"ok", "empty_selection"}
+    assert summary["latency_ms"]["count"] == 5
+    assert lexical_service.url in html
+
+
+def test_missing_capture_exits_2(tmp_path: Path) -> None:
+    assert main(["shadow-compare", str(tmp_path / "absent.jsonl")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (
+            {"query": "q", "deferred_tools": ["a", {"name": "b"}], "max_results": 2},
+            Case(pattern="q", tools=[{"name": "a"}, {"name": "b"}], top_k=2),
+        ),
+        (
+            {
+                "pattern": "q",
+                "tools": [{"type": "function", "function": {"name": "a"}}],
+                "selected_names": ["a"],
+            },
+            Case(
+                pattern="q", tools=[{"type": "function", "function": {"name": "a"}}], selected=["a"]
+            ),
+        ),
+        ({"pattern": "q", "tools": []}, None),
+        (["not", "a", "record"], None),
+    ],
+    ids=["proxy_log", "client_capture", "no_tools", "not_an_object"],
+)
+def test_parse_case_shapes(record: Any, expected: Case | None) -> None:
+    assert parse_case(record) == expected
