@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import anyio.to_thread
 import msgspec
 from litestar import Request, Response, get, post
 from litestar.exceptions import HTTPException
@@ -51,9 +50,7 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         body = await request.body()
         decoded = decode_request(body, runtime.settings)
         runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-        outcome = await anyio.to_thread.run_sync(
-            runtime.selector.select, decoded, limiter=runtime.limiter
-        )
+        outcome = await runtime.workers.run(runtime.selector.select, decoded)
     except Exception:
         runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
         raise
@@ -172,7 +169,9 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
         status, code, detail = 500, "internal_error", "internal error; see the service log"
         runtime_of(request).logger.error("unhandled error", exc_info=exc)
     runtime_of(request).metrics.errors.labels(code).inc()
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     return Response(
         _ENCODER.encode(ErrorBody(code=code, detail=detail)),
         status_code=status,

@@ -14,13 +14,16 @@ from prometheus_client import CollectorRegistry
 
 from tool_selector import __version__
 from tool_selector.api import error_response, healthz, metrics, readyz, search
+from tool_selector.auth import KeyRing
 from tool_selector.embeddings.cache import MemoryCache, NullCache
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
+from tool_selector.guard import guard_middleware
 from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector.shadow import ShadowCompare, ShadowMetrics
+from tool_selector.workers import WorkerPool
 
 
 def default_encoder(settings: Settings) -> Encoder | None:
@@ -50,6 +53,7 @@ def create_app(
         encoder_factory=encoder_factory,
         logger=logger,
     )
+    runtime.workers = WorkerPool(settings.worker_threads)
     runtime.metrics.build.info(
         {
             "version": __version__,
@@ -67,6 +71,7 @@ def create_app(
     app = Litestar(
         route_handlers=[search, healthz, readyz, metrics],
         exception_handlers={Exception: error_response},
+        middleware=[guard_middleware(runtime, KeyRing.from_settings(settings))],
         request_max_body_size=settings.max_body_bytes,
         lifespan=[lifespan],
         openapi_config=None,

@@ -7,9 +7,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tool_selector import shadow_compare
 from tool_selector.errors import ConfigError
+from tool_selector.security_cli import (
+    add_probe_command,
+    add_security_arguments,
+    apply_security_arguments,
+    probe,
+)
 from tool_selector.settings import Settings, settings_table
 
 
@@ -19,9 +26,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="serve the HTTP API with granian")
     serve.add_argument("--host", help="bind address (default TOOL_SELECTOR_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="bind port (default TOOL_SELECTOR_PORT or 8080)")
+    add_security_arguments(serve)
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
+    add_probe_command(sub)
     shadow_compare.add_parser(sub)
     args = parser.parse_args(argv)
     try:
@@ -30,7 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        return _serve(settings, args.host, args.port)
+        return _serve_checked(settings, args)
+    if args.command == "probe":
+        return probe(settings, args.path, args.timeout)
     if args.command == "shadow-compare":
         return shadow_compare.run(args)
     if args.command == "export-openapi":
@@ -43,7 +54,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _serve(settings: Settings, host: str | None, port: int | None) -> int:
+def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        settings, tls = apply_security_arguments(settings, args)
+    except ConfigError as exc:
+        print(f"tool-selector: {exc}", file=sys.stderr)
+        return 2
+    return _serve(settings, args.host, args.port, tls)
+
+
+def _serve(
+    settings: Settings, host: str | None, port: int | None, tls: dict[str, Any] | None = None
+) -> int:
     from granian import Granian  # noqa: PLC0415
     from granian.constants import Interfaces, Loops  # noqa: PLC0415
 
@@ -61,5 +83,6 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
         workers=1,
         loop=Loops.uvloop,
         log_access=False,
+        **(tls or {}),
     ).serve()
     return 0

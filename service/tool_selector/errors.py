@@ -8,6 +8,7 @@
     └── RequestError             a request is refused; carries HTTP status and a machine code
         ├── BadRequest               400: malformed JSON, wrong types, limits exceeded
         ├── Unauthorized             401: missing or wrong credentials
+        ├── RequestTimeout           408: the body did not arrive in time
         ├── PayloadTooLarge          413: body over the size cap
         ├── UnsupportedMediaType     415: not application/json
         └── ServiceUnavailable       503: overloaded or shutting down
@@ -53,6 +54,10 @@ class BadRequest(RequestError):
 
 class Unauthorized(RequestError):
     status = 401
+
+
+class RequestTimeout(RequestError):
+    status = 408
 
 
 class PayloadTooLarge(RequestError):

@@ -26,6 +26,29 @@ def _error(description: str) -> dict[str, Any]:
     }
 
 
+#: Service tokens (``TOOL_SELECTOR_API_KEYS``); either header works. mTLS sits below HTTP.
+SECURITY_SCHEMES: dict[str, Any] = {
+    "bearerAuth": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A service token from TOOL_SELECTOR_API_KEYS(_FILE).",
+    },
+    "apiKeyHeader": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "The same service token, as newer proxies send it.",
+    },
+}
+
+
+def _with_headers(response: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    response["headers"] = {
+        name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
+    }
+    return response
+
+
 def build_openapi(settings: Settings) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``settings`` (limits appear as schema bounds)."""
     (_, _, _), components = msgspec.json.schema_components(
@@ -56,11 +79,22 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                 },
             },
             "400": _error("Malformed JSON, wrong types or a limit exceeded."),
-            "401": _error("Missing or wrong credentials."),
+            "401": _with_headers(
+                _error("Missing or wrong service token (when tokens are configured)."),
+                {"WWW-Authenticate": "Always `Bearer`."},
+            ),
+            "408": _error("The request body did not arrive within the body timeout."),
             "413": _error("Body larger than the configured cap."),
             "415": _error("Content-Type is not application/json."),
-            "503": _error("Overloaded or not accepting work; retry later (fail open)."),
+            "503": _with_headers(
+                _error(
+                    "`overloaded` (in-flight cap reached, with Retry-After) or "
+                    "`deadline_exceeded` (no answer within the request deadline); fail open."
+                ),
+                {"Retry-After": "Seconds to wait before retrying (overload only)."},
+            ),
         },
+        "security": [{"bearerAuth": []}, {"apiKeyHeader": []}, {}],
     }
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
     return {
@@ -98,7 +132,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                 }
             },
         },
-        "components": {"schemas": components},
+        "components": {"schemas": components, "securitySchemes": SECURITY_SCHEMES},
     }
 
 
@@ -109,6 +143,9 @@ def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
     request["tools"]["maxItems"] = settings.max_tools
     request["always_keep"]["maxItems"] = settings.max_tools
     request["always_keep"]["items"]["maxLength"] = settings.max_name_chars
+    # always_keep names are checked like tool names (non-empty, no control characters)
+    name = components["Tool"]["properties"]["name"]
+    request["always_keep"]["items"].update(minLength=1, pattern=name["pattern"])
     tool = components["Tool"]["properties"]
     tool["name"]["maxLength"] = settings.max_name_chars
     description = tool["description"]["anyOf"][0]

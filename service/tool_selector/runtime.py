@@ -13,6 +13,7 @@ from tool_selector.embeddings.encoder import Encoder
 from tool_selector.metrics import Metrics
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
+from tool_selector.workers import WorkerPool
 
 EncoderFactory = Callable[[Settings], Encoder | None]
 
@@ -29,6 +30,7 @@ class Runtime:
     ready: threading.Event = field(default_factory=threading.Event)
     load_error: str | None = None
     limiter: CapacityLimiter | None = None
+    workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""

@@ -66,6 +66,41 @@ class Settings:
         "Shadow compare: `relevance` also ranks each request with the proxy's keyword "
         "scorer after answering and exports agreement metrics; `none` turns it off.",
     )
+    api_keys: str = _setting(
+        "",
+        "Service tokens accepted on the search endpoint, comma-separated (several for "
+        "rotation); sent as `Authorization: Bearer <key>` or `X-API-Key: <key>`.",
+    )
+    api_keys_file: str = _setting(
+        "", "File of service tokens, one per line (`#` comments); re-read when it changes."
+    )
+    auth_metrics: bool = _setting(
+        False, "Require a service token on `/metrics` too (it is open by default)."
+    )
+    allow_unauthenticated: bool = _setting(
+        False, "Let `serve` bind a non-loopback address with no tokens and no mTLS."
+    )
+    tls_cert: str = _setting("", "PEM server certificate (chain); enables HTTPS.")
+    tls_key: str = _setting("", "PEM private key of `tls_cert`.")
+    tls_client_ca: str = _setting(
+        "", "PEM CA bundle for client certificates; when set, every client must present one."
+    )
+    max_in_flight: int = _setting(
+        4,
+        "Search requests handled at once (about 2x `worker_threads`); more get an immediate 503 "
+        "with `Retry-After` so the caller fails open fast.",
+        1,
+    )
+    retry_after_seconds: int = _setting(1, "`Retry-After` value sent with overload 503s.", 0)
+    header_timeout_seconds: float = _setting(
+        5.0, "Longest time to receive the request headers (granian closes the connection).", 0.001
+    )
+    body_timeout_seconds: float = _setting(
+        5.0, "Longest time to receive a whole request body (408 after).", 0.001
+    )
+    request_deadline_seconds: float = _setting(
+        2.0, "Longest time to answer once the body is read (503 after).", 0.001
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:

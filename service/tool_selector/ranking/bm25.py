@@ -54,7 +54,7 @@ class LexicalIndex:
         self._size = len(documents)
         self._vocab = frozenset(t for doc in documents for t in doc)
         self._bm25 = bm25s.BM25(k1=k1, b=b, method=method)
-        if self._size:
+        if self._vocab:  # bm25s cannot index a corpus without a single token
             self._bm25.index([list(d) for d in documents], show_progress=False)
 
     def __len__(self) -> int:

