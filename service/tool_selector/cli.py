@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tool_selector.errors import ConfigError
+from tool_selector.evaluation import cli as eval_cli
 from tool_selector.settings import Settings, settings_table
 
 
@@ -21,7 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
+    eval_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "eval":
+        return eval_cli.run(args)
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError as exc:
