@@ -56,3 +56,11 @@ def test_ranked_keeps_the_order_before_the_bar() -> None:
     ranking = SELECTOR.select(SearchRequest(pattern="quantum chromodynamics", tools=TOOLS)).ranking
     assert ranking.names == []
     assert len(ranking.ranked) == 3
+
+
+def test_an_exact_name_beats_a_much_stronger_lexical_match() -> None:
+    tools = [Tool(name=f"tool_{i}", description=f"does thing {i}") for i in range(400)]
+    tools += [Tool(name="mail_mail", description="mail " * 8)]
+    tools += [Tool(name="mail", description=" ".join(f"w{i}" for i in range(40)))]
+    request = SearchRequest(pattern="mail", tools=tools, top_k=3)
+    assert SELECTOR.select(request).ranking.names[0] == "mail"

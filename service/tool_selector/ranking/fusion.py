@@ -8,8 +8,9 @@ where ``z`` standardises a score over the catalog (``(x - mean) / std``), so nei
 dominates by scale: BM25 is unbounded and catalog-dependent, cosine lives in a narrow band.
 ``w_lex`` grows with the pattern's length (``lexical_weight``): short patterns lean on the
 embedding, long multi-step instructions on BM25.
-A pattern naming a tool exactly adds ``exact_bonus``; one edit away from a name (a typo)
-adds ``near_name_bonus``.
+A tool the pattern names exactly is lifted above every other tool (then ``exact_bonus``
+more); failing an exact name, one a single edit away (a typo) is lifted the same way by
+``near_name_bonus``.
 
 Relevance bar (SPEC rule 4), on absolute evidence so it means the same in any catalog size:
 ``evidence = cosine + coverage_credit * coverage`` (``coverage``: the share of the pattern's

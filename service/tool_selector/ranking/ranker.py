@@ -95,7 +95,9 @@ def select(
     exact = set(catalog.exact_matches(query.pattern))
     named = exact or set(catalog.near_matches(query.pattern) if params.near_name_bonus else ())
     if named:
-        fused[sorted(named)] += params.exact_bonus if exact else params.near_name_bonus
+        idx = sorted(named)
+        bonus = params.exact_bonus if exact else params.near_name_bonus
+        fused[idx] += float(fused.max() - fused[idx].min()) + bonus  # above every other tool
     ev = Evidence(bm25=bm25, dense=dense, fused=fused)
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
 
