@@ -62,7 +62,7 @@ class Selector:
         weights: FieldWeights | None = None,
     ) -> None:
         self.encoder = encoder
-        self.cache: EmbeddingCache = cache or NullCache()
+        self.cache: EmbeddingCache = cache if cache is not None else NullCache()
         self.params = params or FusionParams()
         self.weights = weights or FieldWeights()
 

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.fakes import HashingEncoder
+from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -64,3 +65,10 @@ def test_an_exact_name_beats_a_much_stronger_lexical_match() -> None:
     tools += [Tool(name="mail", description=" ".join(f"w{i}" for i in range(40)))]
     request = SearchRequest(pattern="mail", tools=tools, top_k=3)
     assert SELECTOR.select(request).ranking.names[0] == "mail"
+
+
+def test_an_empty_memory_cache_is_used_not_replaced() -> None:
+    cache = MemoryCache(1 << 20)
+    selector = Selector(encoder=HashingEncoder(), cache=cache)
+    selector.select(SearchRequest(pattern="read a file", tools=TOOLS))
+    assert selector.select(SearchRequest(pattern="read a file", tools=TOOLS)).cache_hits == 3
