@@ -198,7 +198,8 @@ class Evaluator:
                 continue
             for q in pick_queries(self.dataset(other).queries, self.config.split, count):
                 rng = random.Random(hashlib.sha256(q.id.encode()).digest())  # noqa: S311
-                out.append((q.text, rng.sample(list(data.tools), NEGATIVE_TOOLS)))
+                size = min(NEGATIVE_TOOLS, len(data.tools))
+                out.append((q.text, rng.sample(list(data.tools), size)))
         if data.name == "bfcl":
             by_name = {t.name: t for t in data.tools}
             pool = [q for q in data.queries if q.catalog]
