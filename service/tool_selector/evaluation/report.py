@@ -48,7 +48,10 @@ def markdown(report: EvalReport, command: str) -> str:
 def write(report: EvalReport, json_path: Path, command: str) -> Path:
     """Write the JSON results and, next to it, the markdown table (``.md``)."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    data = report.as_dict() | {"command": command}
+    data = report.as_dict() | {
+        "command": command,
+        "date": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+    }
     json_path.write_text(json.dumps(data, indent=2) + "\n")
     md_path = json_path.with_suffix(".md")
     md_path.write_text("# Retrieval quality\n\n" + markdown(report, command))
