@@ -57,8 +57,9 @@ class Dataset:
 
 
 def default_bench_dir() -> Path:
-    """``../shared/bench`` next to the repository root (this file is in service/tool_selector/)."""
-    return Path(__file__).resolve().parents[3].parent / "shared" / "bench"
+    """``../shared/bench`` next to the repository root, else next to the working directory."""
+    beside_repo = Path(__file__).resolve().parents[3].parent / "shared" / "bench"
+    return beside_repo if beside_repo.is_dir() else Path.cwd().parent / "shared" / "bench"
 
 
 def split_of(query_id: str) -> Literal["dev", "test"]:
