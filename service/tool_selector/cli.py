@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tool_selector import shadow_compare
 from tool_selector.errors import ConfigError
+from tool_selector.evaluation import cli as eval_cli
 from tool_selector.security_cli import (
     add_probe_command,
     add_security_arguments,
@@ -32,24 +33,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("settings", help="print every setting as a markdown table")
     add_probe_command(sub)
     shadow_compare.add_parser(sub)
+    eval_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "eval":
+        return eval_cli.run(args)
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError as exc:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
-    if args.command == "serve":
-        return _serve_checked(settings, args)
-    if args.command == "probe":
-        return probe(settings, args.path, args.timeout)
-    if args.command == "shadow-compare":
-        return shadow_compare.run(args)
-    if args.command == "export-openapi":
-        from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
+    commands: dict[str, Callable[[], int]] = {
+        "serve": lambda: _serve_checked(settings, args),
+        "probe": lambda: probe(settings, args.path, args.timeout),
+        "shadow-compare": lambda: shadow_compare.run(args),
+        "export-openapi": lambda: _export_openapi(args.output),
+        "settings": _print_settings,
+    }
+    return commands[args.command]()
 
-        args.output.write_text(openapi_yaml(Settings()))
-        print(f"wrote {args.output}")
-        return 0
+
+def _export_openapi(output: Path) -> int:
+    from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
+
+    output.write_text(openapi_yaml(Settings()))
+    print(f"wrote {output}")
+    return 0
+
+
+def _print_settings() -> int:
     print(settings_table())
     return 0
 

@@ -22,6 +22,24 @@ def normalise_name(name: str) -> str:
     return _SEPARATORS.sub("_", name.strip().lower()).strip("_")
 
 
+#: Shortest normalised name that a one-edit typo may match.
+MIN_TYPO_CHARS = 5
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by exactly one insertion, deletion or substitution."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    return a[i:] == b[i + 1 :]
+
+
 def dedupe(tools: Sequence[Tool]) -> tuple[list[Tool], int]:
     """Tools with duplicate names merged (first occurrence wins), and how many were dropped."""
     seen: set[str] = set()
@@ -53,6 +71,21 @@ class Catalog:
     def exact_matches(self, pattern: str) -> tuple[int, ...]:
         """Tools the pattern names exactly: full name or bare name, case/separator-insensitive."""
         return self.by_name.get(normalise_name(pattern), ())
+
+    def near_matches(self, pattern: str) -> tuple[int, ...]:
+        """Tools whose full or bare name is one edit (typo) from a name-like pattern.
+
+        Only single-word patterns of at least ``MIN_TYPO_CHARS`` characters qualify, so
+        short words never match a short name by accident.
+        """
+        key = normalise_name(pattern)
+        if len(key) < MIN_TYPO_CHARS or any(c.isspace() for c in pattern.strip()):
+            return ()
+        hits: set[int] = set()
+        for name, idx in self.by_name.items():
+            if len(name) >= MIN_TYPO_CHARS and one_edit_apart(key, name):
+                hits.update(idx)
+        return tuple(sorted(hits))
 
 
 def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = None) -> Catalog:

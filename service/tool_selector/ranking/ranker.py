@@ -10,7 +10,7 @@ import numpy as np
 
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.fusion import FusionParams, clears_bar, fuse
+from tool_selector.ranking.fusion import FusionParams, evidence, fuse, is_match
 from tool_selector.ranking.tokenize import tokenize
 
 Reason = Literal["ranked", "always_keep", "exact_name"]
@@ -44,10 +44,14 @@ class Picked:
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
-    """The answer: picked tools best first; ``no_match`` when none cleared the relevance bar."""
+    """The answer: picked tools best first; ``no_match`` when none cleared the relevance bar.
+
+    ``ranked`` is the top ``top_k`` by fused score before the relevance bar (for evaluation).
+    """
 
     picked: tuple[Picked, ...]
     no_match: bool
+    ranked: tuple[str, ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -78,41 +82,47 @@ def select(
 ) -> Ranking:
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
+    "No useful match" (``no_match``) when the pattern names no tool and no tool among the
+    first ``top_k`` by fused score reaches the no-match floor: then only always_keep names
+    are returned. Otherwise tools are taken in fused order while they clear the per-tool bar
+    (a tool the pattern names always does).
+
     Order is by fused score, ties by position in the request, so the answer is
     deterministic. ``always_keep`` names count toward ``top_k``; if there are more of them
     than ``top_k``, the best-scoring ones are kept.
     """
-    fused = fuse(bm25, dense, params)
+    fused = fuse(bm25, dense, params, terms=len(query.terms))
     exact = set(catalog.exact_matches(query.pattern))
-    if exact:
-        fused[list(exact)] += params.exact_bonus
+    named = exact or set(catalog.near_matches(query.pattern) if params.near_name_bonus else ())
+    if named:
+        idx = sorted(named)
+        bonus = params.exact_bonus if exact else params.near_name_bonus
+        fused[idx] += float(fused.max() - fused[idx].min()) + bonus  # above every other tool
     ev = Evidence(bm25=bm25, dense=dense, fused=fused)
-
-    def relevant(i: int) -> bool:
-        return i in exact or clears_bar(ev.dense_at(i), _coverage(query, catalog.terms[i]), params)
-
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
+
+    def strength(i: int) -> float:
+        return evidence(ev.dense_at(i), _coverage(query, catalog.terms[i]), params)
+
+    best = max((strength(i) for i in order[:top_k]), default=0.0)
+    no_match = not named and not is_match(best, dense is None, params)
     keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
-    chosen = (
-        {i for i in order if i in keep}
-        if len(keep) <= top_k
-        else set([i for i in order if i in keep][:top_k])
-    )
-    any_relevant = any(relevant(i) for i in chosen)
-    for i in order:
-        if len(chosen) >= top_k:
-            break
-        if i in chosen:
-            continue
-        if relevant(i):
-            chosen.add(i)
-            any_relevant = True
-        elif dense is None and bm25[i] <= 0:
-            break  # lexical only: the rest of the order has no matching term either
+    kept = [i for i in order if i in keep][:top_k]
+    chosen = set(kept)
+    if not no_match:
+        floor = params.coverage_floor if dense is None else params.dense_floor
+        for i in order:
+            if len(chosen) >= top_k:
+                break
+            if i in named or strength(i) >= floor:
+                chosen.add(i)
+            elif dense is None and bm25[i] <= 0:
+                break  # lexical only: the rest of the order has no matching term either
     picked = tuple(
         _explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in order if i in chosen
     )
-    return Ranking(picked=picked, no_match=not any_relevant)
+    ranked = tuple(catalog.texts[i].name for i in order[:top_k])
+    return Ranking(picked=picked, no_match=no_match, ranked=ranked)
 
 
 def _coverage(query: Query, terms: frozenset[str]) -> float:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tool_selector.ranking.tokenize import split_identifier, tokenize
+from tool_selector.ranking.tokenize import split_identifier, terms, tokenize
 from tool_selector_client.wire import Tool
 
 #: Bump when the text fed to the embedding model changes; part of the cache key.
@@ -46,10 +46,10 @@ class ToolText:
     params: str
 
     def name_tokens(self) -> list[str]:
-        return split_identifier(self.bare_name)
+        return terms(self.bare_name)
 
     def namespace_tokens(self) -> list[str]:
-        return split_identifier(self.namespace)
+        return terms(self.namespace)
 
     def description_tokens(self) -> list[str]:
         return tokenize(self.description)

@@ -1,4 +1,10 @@
-"""Tokenisation shared by BM25, name matching and the keyword reference scorer."""
+"""Tokenisation shared by BM25, name matching and coverage.
+
+Words are split out of identifiers (camelCase, snake_case, kebab, dotted, slashed),
+lowercased, and reduced by a light plural stemmer (Harman 1991, "How effective is
+suffixing?": ``ies -> y``, ``es -> e``, ``s -> ''`` with its exceptions), so ``files`` in a
+pattern meets ``file`` in a tool name.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +21,29 @@ STOP_WORDS = frozenset(
 )
 
 
+def stem(word: str) -> str:
+    """Harman's S-stemmer: the plural of a (lowercase) word reduced to its singular."""
+    if len(word) <= 3 or not word.endswith("s"):
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith(("us", "ss")):
+        return word
+    return word[:-1]
+
+
 def split_identifier(text: str) -> list[str]:
     """Split camelCase, snake_case, kebab, dotted and slashed identifiers into lowercase words."""
     return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
 
 
+def terms(text: str) -> list[str]:
+    """Stemmed words of ``text`` (identifiers split), stop words kept: used for tool names."""
+    return [stem(w) for w in split_identifier(text)]
+
+
 def tokenize(text: str) -> list[str]:
-    """Words of ``text`` for lexical scoring: identifiers split, lowercased, stop words dropped."""
-    return [w for w in split_identifier(text) if w not in STOP_WORDS]
+    """Words of ``text`` for lexical scoring: identifiers split, stemmed, stop words dropped."""
+    return [stem(w) for w in split_identifier(text) if w not in STOP_WORDS]

@@ -1,0 +1,1 @@
+"""Offline evaluation of ranking quality on ``../shared/bench`` (``tool-selector eval``)."""

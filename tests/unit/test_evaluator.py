@@ -1,0 +1,63 @@
+"""The eval runner on a tiny hand-made bench with the fake encoder (fast, no model)."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import HashingEncoder
+from tool_selector.evaluation.runner import SERVICE, SERVICE_OWN, EvalConfig, Evaluator
+
+TOOLS = {
+    "bfcl": ["send_email", "read_file", "get_weather", "book_flight"],
+    "metatool": ["StockPrices", "NewsReader", "RecipeFinder"],
+    "sealtools": ["translateText", "convertCurrency", "playMusic"],
+}
+
+
+def _write(folder: Path, name: str, rows: list[dict[str, object]]) -> None:
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    for dataset, names in TOOLS.items():
+        folder = tmp_path / dataset
+        folder.mkdir()
+        tools = [{"name": n, "description": f"{n} tool", "parameters": None} for n in names]
+        _write(folder, "tools.jsonl", tools)
+        queries = [
+            {"id": f"{dataset}-{i}", "query": n, "gold": [n], "catalog": [*names[:2], n]}
+            for i, n in enumerate(names * 3)
+        ]
+        _write(folder, "queries.jsonl", queries)
+        if dataset == "bfcl":
+            catalogs = [{"id": q["id"], "tools": tools} for q in queries]
+            _write(folder, "catalogs.jsonl", catalogs)
+    return tmp_path
+
+
+def run(bench: Path, **overrides: object) -> dict:  # type: ignore[type-arg]
+    config = EvalConfig(bench_dir=bench, datasets=("bfcl",), split="all", progress=False)
+    config = dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
+    return Evaluator(HashingEncoder(), config).run().as_dict()
+
+
+def test_named_tools_are_found_first(bench: Path) -> None:
+    result = run(bench)["results"][0]
+    assert result["rankers"][SERVICE]["r@1"] == 100.0
+
+
+def test_negatives_come_from_the_other_datasets_and_bfcl_irrelevance(bench: Path) -> None:
+    result = run(bench, negatives=2)["results"][0]
+    assert result["negatives"] == 2 + 2 + 2
+
+
+def test_per_query_catalogs_add_a_row(bench: Path) -> None:
+    rankers = run(bench, per_query_catalogs=True)["results"][0]["rankers"]
+    assert rankers[SERVICE_OWN]["r@1"] == 100.0
+
+
+def test_limit_caps_the_queries(bench: Path) -> None:
+    assert run(bench, limit=5)["results"][0]["queries"] == 5
