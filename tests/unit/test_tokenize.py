@@ -22,7 +22,7 @@ def test_split_identifier(text: str, words: list[str]) -> None:
 def test_tokenize_drops_stop_words() -> None:
     assert tokenize("Find the files with auth middleware") == [
         "find",
-        "files",
+        "file",
         "auth",
         "middleware",
     ]
