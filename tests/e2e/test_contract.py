@@ -201,3 +201,21 @@ def test_one_log_line_per_request_with_redacted_pattern(service: ServiceProcess)
     log = service.log()
     assert "secret-pattern-xyzzy" not in log
     assert '"event":"search"' in log
+
+
+def test_the_spec_example(service: ServiceProcess) -> None:
+    tools = [
+        {
+            "name": "search_code",
+            "description": "Search for code patterns",
+            "definition": {
+                "type": "function",
+                "function": {"name": "search_code", "parameters": {}},
+            },
+        },
+        {"name": "read_file", "description": "Read a file"},
+    ]
+    r = search(
+        service, "find files with auth middleware", tools, top_k=5, always_keep=["read_file"]
+    )
+    assert names(r) == ["search_code", "read_file"]
