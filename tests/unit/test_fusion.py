@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tool_selector.ranking.fusion import (
     FusionParams,
@@ -24,6 +26,12 @@ def test_standardise_centres_and_scales() -> None:
 )
 def test_standardise_of_constant_scores_is_zero(scores: list[float]) -> None:
     assert not standardise(np.array(scores, dtype=np.float32)).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1.0, 100.0, width=32), st.integers(1, 2000))
+def test_standardise_of_any_repeated_value_is_zero(value: float, n: int) -> None:
+    assert not standardise(np.full(n, value, dtype=np.float32)).any()
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,7 @@ def standardise(scores: FloatArray) -> FloatArray:
     if scores.size == 0:
         return scores
     std = float(scores.std())
-    if std <= 1e-9:
+    if std <= 1e-9 or scores.min() == scores.max():  # float32 rounding leaves std ~1e-8
         return np.zeros_like(scores)
     return np.asarray((scores - scores.mean()) / std, dtype=np.float32)
 
