@@ -41,6 +41,14 @@ def test_pattern_naming_a_tool_ranks_it_first(pattern: str) -> None:
     assert pick(pattern)[0] == "mcp__github__create_issue"
 
 
+def test_a_name_matches_under_unicode_case_folding() -> None:
+    tools = [
+        Tool(name="strasse_finden", description="strasse strasse strasse"),
+        Tool(name="straße", description="Weg"),
+    ]
+    assert pick("STRASSE", tools=tools)[0] == "straße"
+
+
 def test_exact_name_wins_even_against_stronger_text_match() -> None:
     tools = [
         Tool(name="search", description="lookup lookup lookup lookup"),
@@ -110,8 +118,9 @@ def test_tool_embeddings_are_cached_across_requests() -> None:
         ("Create Issue", "create_issue"),
         ("create-issue", "create_issue"),
         (" github.create_issue ", "github_create_issue"),
+        ("STRASSE_SUCHEN", "straße_suchen"),
     ],
-    ids=["space", "dash", "dot"],
+    ids=["space", "dash", "dot", "unicode-casefold"],
 )
 def test_normalise_name(a: str, b: str) -> None:
     assert normalise_name(a) == normalise_name(b)

@@ -18,8 +18,11 @@ _SEPARATORS = re.compile(r"[\s_\-./:]+")
 
 
 def normalise_name(name: str) -> str:
-    """Case/separator-insensitive form of a name (``Create Issue`` == ``create_issue``)."""
-    return _SEPARATORS.sub("_", name.strip().lower()).strip("_")
+    """Case/separator-insensitive form of a name (``Create Issue`` == ``create_issue``).
+
+    Unicode case folding, not ``lower()``: ``STRASSE`` names ``straße``.
+    """
+    return _SEPARATORS.sub("_", name.strip().casefold()).strip("_")
 
 
 #: Shortest normalised name that a one-edit typo may match.
