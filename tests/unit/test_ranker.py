@@ -49,6 +49,25 @@ def test_a_name_matches_under_unicode_case_folding() -> None:
     assert pick("STRASSE", tools=tools)[0] == "straße"
 
 
+@pytest.mark.parametrize(
+    ("pattern", "names", "first"),
+    [
+        ("create_issue", ["mcp__github__create_issue", "create_issue"], "create_issue"),
+        ("Read_File", ["read_file", "Read_File"], "Read_File"),
+        ("read_file", ["Read_File", "read_file"], "read_file"),
+        ("create_issue", ["github.create_issue", "Create_Issue"], "Create_Issue"),
+    ],
+    ids=["full-over-bare", "typed-case-over-other-case", "lower-over-upper", "full-over-bare-case"],
+)
+def test_the_most_exactly_named_tool_ranks_first(
+    pattern: str, names: list[str], first: str
+) -> None:
+    strong = Tool(name=names[0], description="create issue, read file")
+    exact = Tool(name=names[1], description="An unrelated tool")
+    for lexical in (False, True):
+        assert pick(pattern, tools=[strong, exact], lexical=lexical)[0] == first
+
+
 def test_exact_name_wins_even_against_stronger_text_match() -> None:
     tools = [
         Tool(name="search", description="lookup lookup lookup lookup"),

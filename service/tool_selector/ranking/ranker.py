@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 
-from tool_selector.ranking.catalog import Catalog
+from tool_selector.ranking.catalog import Catalog, normalise_name
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import FusionParams, evidence, fuse, is_match
 from tool_selector.ranking.tokenize import tokenize
@@ -94,10 +94,9 @@ def select(
     fused = fuse(bm25, dense, params, terms=len(query.terms))
     exact = set(catalog.exact_matches(query.pattern))
     named = exact or set(catalog.near_matches(query.pattern) if params.near_name_bonus else ())
-    if named:
-        idx = sorted(named)
-        bonus = params.exact_bonus if exact else params.near_name_bonus
-        fused[idx] += float(fused.max() - fused[idx].min()) + bonus  # above every other tool
+    bonus = params.exact_bonus if exact else params.near_name_bonus
+    for group in _by_exactness(catalog, query.pattern, named):
+        fused[group] += float(fused.max() - fused[group].min()) + bonus  # above every other tool
     ev = Evidence(bm25=bm25, dense=dense, fused=fused)
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
 
@@ -123,6 +122,21 @@ def select(
     )
     ranked = tuple(catalog.texts[i].name for i in order[:top_k])
     return Ranking(picked=picked, no_match=no_match, ranked=ranked)
+
+
+def _by_exactness(catalog: Catalog, pattern: str, named: set[int]) -> list[list[int]]:
+    """Named tools grouped least exact first: bare name, full name up to case, name as typed.
+
+    Each group is lifted above everything before it, so ``create_issue`` ranks the tool named
+    ``create_issue`` above ``mcp__github__create_issue``, and ``Read_File`` ranks
+    ``Read_File`` above ``read_file``.
+    """
+    key, typed = normalise_name(pattern), pattern.strip()
+    groups: list[list[int]] = [[], [], []]
+    for i in sorted(named):
+        name = catalog.texts[i].name
+        groups[2 if name == typed else 1 if normalise_name(name) == key else 0].append(i)
+    return [g for g in groups if g]
 
 
 def _coverage(query: Query, terms: frozenset[str]) -> float:
