@@ -1,10 +1,13 @@
 """Hypothesis properties of the whole selection pipeline (fake encoder, real ranking)."""
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.ranking.catalog import normalise_name
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -26,7 +29,12 @@ WORDS = [
     "user",
     "order",
 ]
-names = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map("_".join)
+cases = st.sampled_from([str.lower, str.upper, str.title])
+names = st.builds(
+    lambda words, case: case("_".join(words)),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    cases,
+)
 tools = st.builds(
     Tool,
     name=names,
@@ -48,6 +56,7 @@ def request_strategy() -> st.SearchStrategy[SearchRequest]:
 
 
 SELECTOR = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20))
+LEXICAL = Selector(encoder=None)
 
 
 @settings(max_examples=150, deadline=None)
@@ -100,3 +109,35 @@ def test_no_match_answers_only_always_keep(request: SearchRequest) -> None:
     outcome = SELECTOR.select(request)
     if outcome.ranking.no_match:
         assert set(outcome.ranking.names) <= set(request.always_keep)
+
+
+@settings(max_examples=150, deadline=None)
+@given(request_strategy(), st.data())
+def test_a_pattern_naming_a_tool_ranks_it_first(
+    request: SearchRequest, data: st.DataObject
+) -> None:
+    if not request.tools:
+        return
+    name = data.draw(st.sampled_from(request.tools)).name
+    for pattern in (name, data.draw(cases)(name)):
+        named = SearchRequest(pattern=pattern, tools=request.tools, top_k=request.top_k)
+        first = SELECTOR.select(named).ranking.names[0]
+        assert first == name if pattern == name else normalise_name(first) == normalise_name(name)
+
+
+odd_patterns = st.text(min_size=1, max_size=30).filter(str.strip) | st.sampled_from(
+    ["the of and", "!!! ???", "__", "天気 予報", "ÉCRIRE", "the", "a_b"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(odd_patterns, st.lists(tools, max_size=12), st.integers(1, 30))
+def test_any_pattern_gives_a_valid_answer_with_finite_scores(
+    pattern: str, tool_list: list[Tool], top_k: int
+) -> None:
+    for selector in (SELECTOR, LEXICAL):
+        request = SearchRequest(pattern=pattern, tools=tool_list, top_k=top_k)
+        picked = selector.select(request).ranking.picked
+        assert {p.name for p in picked} <= {t.name for t in tool_list}
+        assert len({p.name for p in picked}) == len(picked) <= top_k
+        assert all(math.isfinite(p.score) for p in picked)
