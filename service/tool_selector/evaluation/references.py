@@ -25,7 +25,7 @@ import numpy as np
 from tool_selector.ranking.bm25 import LexicalIndex
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.text import ToolText
-from tool_selector_client.relevance import relevance_scores
+from tool_selector_client.relevance import relevance_select
 
 RRF_K = 60
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -69,6 +69,11 @@ def _ranks(scores: FloatArray) -> FloatArray:
     return ranks
 
 
+def rrf_scores(*scores: FloatArray, k: int = RRF_K) -> FloatArray:
+    """Reciprocal-rank fusion: ``sum 1 / (k + rank)`` over the rankings of ``scores``."""
+    return np.asarray(sum(1.0 / (k + _ranks(s)) for s in scores), dtype=np.float32)
+
+
 def reference_rankers(
     texts: Sequence[ToolText], tool_matrix: FloatArray, k: int
 ) -> dict[str, Ranker]:
@@ -79,9 +84,7 @@ def reference_rankers(
     with_params = LexicalIndex(_bm25_docs(texts, params=True))
 
     def relevance(query: str, _: FloatArray) -> list[str]:
-        scores = relevance_scores(query, pairs)
-        order = sorted(range(len(names)), key=lambda i: -scores[i])
-        return [names[i] for i in order if scores[i] > 0][:k]
+        return relevance_select(query, pairs, k)
 
     def bm25(query: str, _: FloatArray) -> list[str]:
         return _top(plain.scores(plain_tokens(query)), names, k)
@@ -93,9 +96,8 @@ def reference_rankers(
         return _top(cosine_scores(qvec, tool_matrix), names, k)
 
     def rrf(query: str, qvec: FloatArray) -> list[str]:
-        lexical = _ranks(with_params.scores(plain_tokens(query)))
-        semantic = _ranks(cosine_scores(qvec, tool_matrix))
-        return _top(1.0 / (RRF_K + lexical) + 1.0 / (RRF_K + semantic), names, k)
+        lexical = with_params.scores(plain_tokens(query))
+        return _top(rrf_scores(lexical, cosine_scores(qvec, tool_matrix)), names, k)
 
     return {
         "relevance": relevance,
