@@ -61,3 +61,9 @@ def test_per_query_catalogs_add_a_row(bench: Path) -> None:
 
 def test_limit_caps_the_queries(bench: Path) -> None:
     assert run(bench, limit=5)["results"][0]["queries"] == 5
+
+
+def test_a_dataset_without_queries_in_the_split_reports_zero_queries(bench: Path) -> None:
+    (bench / "bfcl" / "queries.jsonl").write_text("")
+    result = run(bench, negatives=0)["results"][0]
+    assert result["queries"] == 0

@@ -147,7 +147,8 @@ class Evaluator:
         cfg = self.config
         data = self.dataset(name)
         queries = pick_queries(data.queries, cfg.split, cfg.limit)
-        self.selector.select(self.request(data.tools, queries[0].text))  # embeds the catalog
+        if queries:
+            self.selector.select(self.request(data.tools, queries[0].text))  # embeds the catalog
         catalog_texts = self._texts(data)
         refs = reference_rankers(catalog_texts, self._tool_matrix(catalog_texts), cfg.k)
         qvecs = self.encoder.encode([q.text for q in queries])
