@@ -5,7 +5,8 @@
 - ``ndcg_at(k)``: binary-gain NDCG, ``DCG = sum 1/log2(rank + 1)`` over gold hits in the first
   k, divided by the DCG of an ideal list (all gold first, at most k of them).
 - ``reciprocal_rank``: ``1 / rank`` of the first gold name anywhere in the list, else 0 (MRR
-  when averaged).
+  when averaged). Every ranker in ``tool-selector eval`` returns at most k names, so the
+  reported ``mrr`` is MRR@k.
 """
 
 from __future__ import annotations
