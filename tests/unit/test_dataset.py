@@ -15,8 +15,16 @@ from tool_selector.evaluation.dataset import (
 QUERIES = [BenchQuery(id=f"q{i}", text=f"query {i}", gold=("t",)) for i in range(200)]
 
 
-def test_split_is_a_stable_hash_of_the_id() -> None:
-    assert split_of("multiple_0") == split_of("multiple_0")
+@pytest.mark.parametrize(
+    ("query_id", "split"),
+    [("multiple_0", "dev"), ("q0", "dev"), ("q1", "test")],
+    ids=["sha256-0x9a", "sha256-0x34", "sha256-0xc7"],
+)
+def test_split_is_the_parity_of_the_ids_first_sha256_byte(query_id: str, split: str) -> None:
+    assert split_of(query_id) == split
+
+
+def test_both_splits_are_used() -> None:
     assert {split_of(q.id) for q in QUERIES} == {"dev", "test"}
 
 
