@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tool_selector.ranking.catalog import build_catalog, one_edit_apart
 from tool_selector.ranking.tokenize import stem, terms, tokenize
@@ -77,3 +79,18 @@ CATALOG = build_catalog(
 )
 def test_near_matches(pattern: str, expected: tuple[int, ...]) -> None:
     assert CATALOG.near_matches(pattern) == expected
+
+
+def _levenshtein(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("abc_", max_size=7), st.text("abc_", max_size=7))
+def test_one_edit_apart_is_levenshtein_distance_one(a: str, b: str) -> None:
+    assert one_edit_apart(a, b) is (_levenshtein(a, b) == 1)
