@@ -35,8 +35,9 @@ from tool_selector.evaluation.dataset import (
 )
 from tool_selector.evaluation.metrics import MetricSums
 from tool_selector.evaluation.references import reference_rankers
+from tool_selector.ranking.catalog import build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.text import TEXT_FORMAT_VERSION
+from tool_selector.ranking.text import TEXT_FORMAT_VERSION, ToolText
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -223,13 +224,11 @@ class Evaluator:
             sums.add(outcome.ranking.names, wanted[qid].gold, time.perf_counter() - t0)
         return sums.summary()
 
-    def _texts(self, data: Dataset) -> list[Any]:
-        from tool_selector.ranking.catalog import build_catalog, dedupe  # noqa: PLC0415
-
+    def _texts(self, data: Dataset) -> list[ToolText]:
         unique, _ = dedupe(data.tools)
         return list(build_catalog(unique, self.selector.weights).texts)
 
-    def _tool_matrix(self, texts: Sequence[Any]) -> FloatArray:
+    def _tool_matrix(self, texts: Sequence[ToolText]) -> FloatArray:
         """Tool embeddings from the run's cache (filled by the warm-up request)."""
         dense = [t.dense_text() for t in texts]
         keys = [embedding_key(self.encoder.model_id, TEXT_FORMAT_VERSION, t) for t in dense]
