@@ -55,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
     from tool_selector.evaluation.report import markdown, write  # noqa: PLC0415
     from tool_selector.evaluation.runner import EvalConfig, Evaluator  # noqa: PLC0415
 
-    if args.limit is not None and args.limit < 1:
-        sys.stderr.write("tool-selector eval: --limit must be >= 1\n")
-        return 2
+    for flag, value in (("--limit", args.limit), ("--k", args.k)):
+        if value is not None and value < 1:
+            sys.stderr.write(f"tool-selector eval: {flag} must be >= 1\n")
+            return 2
     config = EvalConfig(
         bench_dir=args.bench_dir,
         datasets=tuple(args.dataset or DATASETS),
