@@ -68,6 +68,22 @@ def test_the_most_exactly_named_tool_ranks_first(
         assert pick(pattern, tools=[strong, exact], lexical=lexical)[0] == first
 
 
+@pytest.mark.parametrize(
+    ("pattern", "names", "first"),
+    [
+        ("email", ["send_email", "gmail"], "send_email"),
+        ("files", ["list_files", "filer"], "list_files"),
+        ("weathr", ["weather_alerts", "weather"], "weather"),
+    ],
+    ids=["keyword-not-typo", "stemmed-keyword-not-typo", "typo-still-lifted"],
+)
+def test_a_keyword_of_the_catalog_is_not_taken_for_a_typo(
+    pattern: str, names: list[str], first: str
+) -> None:
+    tools = [Tool(name=names[0], description="x"), Tool(name=names[1], description="x")]
+    assert pick(pattern, tools=tools, lexical=True)[0] == first
+
+
 def test_exact_name_wins_even_against_stronger_text_match() -> None:
     tools = [
         Tool(name="search", description="lookup lookup lookup lookup"),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens
 from tool_selector.ranking.text import ToolText, tool_text
+from tool_selector.ranking.tokenize import terms
 from tool_selector_client.wire import Tool
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
@@ -63,6 +64,7 @@ class Catalog:
     terms: tuple[frozenset[str], ...]
     by_name: dict[str, tuple[int, ...]] = field(repr=False)
     positions: dict[str, int] = field(repr=False)
+    name_words: frozenset[str] = field(default=frozenset(), repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -79,10 +81,14 @@ class Catalog:
         """Tools whose full or bare name is one edit (typo) from a name-like pattern.
 
         Only single-word patterns of at least ``MIN_TYPO_CHARS`` characters qualify, so
-        short words never match a short name by accident.
+        short words never match a short name by accident; and a plain word that is itself a
+        word of some tool's name is a keyword, not a typo (``email`` does not lift ``gmail``
+        above ``send_email``).
         """
         key = normalise_name(pattern)
         if len(key) < MIN_TYPO_CHARS or any(c.isspace() for c in pattern.strip()):
+            return ()
+        if "_" not in key and set(terms(key)) <= self.name_words:
             return ()
         hits: set[int] = set()
         for name, idx in self.by_name.items():
@@ -107,4 +113,5 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
         terms=tuple(frozenset(d) for d in docs),
         by_name={k: tuple(v) for k, v in by_name.items()},
         positions={t.name: i for i, t in enumerate(texts)},
+        name_words=frozenset(w for t in texts for w in t.name_tokens()),
     )
