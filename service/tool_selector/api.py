@@ -130,10 +130,9 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
         m.duplicates.inc(outcome.duplicates)
     if outcome.unknown_always_keep:
         m.unknown_always_keep.inc(outcome.unknown_always_keep)
-    if outcome.cache_hits:
-        m.cache.labels(runtime.selector.cache.name, "hit").inc(outcome.cache_hits)
-    if outcome.cache_misses:
-        m.cache.labels(runtime.selector.cache.name, "miss").inc(outcome.cache_misses)
+    m.catalog_cache.labels("hit" if outcome.catalog_reused else "miss").inc()
+    if outcome.path == "hybrid":
+        m.query_cache.labels("hit" if outcome.query_cached else "miss").inc()
     pattern = redact(request.pattern) if runtime.settings.log_redact else request.pattern
     log_request(
         runtime.logger,
@@ -146,6 +145,7 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
             "selected": outcome.ranking.names,
             "no_match": outcome.ranking.no_match,
             "path": outcome.path,
+            "deferred": outcome.deferred,
             "ms": round(elapsed * 1000, 2),
             "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
         },

@@ -14,11 +14,10 @@ from prometheus_client import CollectorRegistry
 
 from tool_selector import __version__
 from tool_selector.api import error_response, healthz, metrics, readyz, search
-from tool_selector.embeddings.cache import MemoryCache, NullCache
+from tool_selector.assembly import build_selector
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
 from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
-from tool_selector.selector import Selector
 from tool_selector.settings import Settings
 
 
@@ -26,6 +25,10 @@ def default_encoder(settings: Settings) -> Encoder | None:
     """The encoder the settings ask for (``None``: lexical ranking only)."""
     if settings.encoder == "none":
         return None
+    if settings.encoder == "onnx-int8":
+        from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
+
+        return OnnxEncoder()
     from pathlib import Path  # noqa: PLC0415
 
     path = Path(settings.model_path) if settings.model_path else None
@@ -39,13 +42,13 @@ def create_app(
     registry: CollectorRegistry | None = None,
 ) -> Litestar:
     """Build the ASGI app. Nothing heavy happens here; the model loads in the lifespan."""
-    cache = MemoryCache(settings.embed_cache_bytes) if settings.embed_cache_bytes else NullCache()
     logger = logging.getLogger("tool_selector.access")
     logger.setLevel(settings.log_level.upper())
+    metrics_ = Metrics(registry or CollectorRegistry())
     runtime = Runtime(
         settings=settings,
-        selector=Selector(cache=cache),
-        metrics=Metrics(registry or CollectorRegistry()),
+        selector=build_selector(settings, metrics_),
+        metrics=metrics_,
         encoder_factory=encoder_factory,
         logger=logger,
     )
@@ -61,7 +64,10 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         runtime.limiter = CapacityLimiter(settings.worker_threads)
         threading.Thread(target=runtime.load_encoder, name="load-encoder", daemon=True).start()
-        yield
+        try:
+            yield
+        finally:
+            runtime.selector.cache.close()
 
     app = Litestar(
         route_handlers=[search, healthz, readyz, metrics],

@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from anyio import CapacityLimiter
 
@@ -38,4 +39,13 @@ class Runtime:
             self.load_error = f"{type(exc).__name__}: {exc}"
             self.logger.exception("embedding model failed to load; serving lexical ranking")
             return
+        if self.settings.warmup_file:
+            from tool_selector.assembly import warm_up  # noqa: PLC0415
+
+            try:
+                warm_up(self.selector, Path(self.settings.warmup_file), self.logger)
+            except Exception as exc:  # a bad warm-up file leaves the replica unready, not dead
+                self.load_error = f"warm-up failed: {exc}"
+                self.logger.exception("warm-up failed")
+                return
         self.ready.set()

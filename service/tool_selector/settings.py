@@ -23,7 +23,8 @@ def _setting(default: Any, doc: str, minimum: float | None = None) -> Any:
     return dataclasses.field(default=default, metadata={"doc": doc, "min": minimum})
 
 
-EncoderKind = Literal["sentence-transformers", "none"]
+EncoderKind = Literal["sentence-transformers", "onnx-int8", "none"]
+PipelineKind = Literal["fast", "naive"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +46,8 @@ class Settings:
     max_top_k: int = _setting(100, "Largest `top_k` accepted (the smallest is 1).", 1)
     encoder: EncoderKind = _setting(
         "sentence-transformers",
-        "Embedding backend: `sentence-transformers` (bundled all-MiniLM-L6-v2) or `none` "
-        "(lexical ranking only).",
+        "Embedding backend: `sentence-transformers` (bundled all-MiniLM-L6-v2), `onnx-int8` "
+        "(the same model, int8 ONNX Runtime, no torch) or `none` (lexical ranking only).",
     )
     model_path: str = _setting(
         "", "Directory of a sentence-transformers model; empty means the bundled one."
@@ -61,6 +62,45 @@ class Settings:
         True, "Replace patterns in request logs with their length and a hash."
     )
     log_level: str = _setting("INFO", "Log level of the service's loggers.")
+    redis_url: str = _setting(
+        "", "Redis URL of the shared embedding tier (e.g. `redis://redis:6379/0`); empty: off."
+    )
+    redis_timeout_ms: int = _setting(
+        50, "Connect/read timeout of each Redis call on the request path, in ms.", 1
+    )
+    redis_ttl_seconds: int = _setting(7 * 24 * 3600, "Expiry of embeddings written to Redis.", 1)
+    redis_breaker_failures: int = _setting(
+        3, "Consecutive Redis failures that open the circuit breaker (Redis then skipped).", 1
+    )
+    redis_breaker_reset_ms: int = _setting(
+        1000, "How long the breaker stays open before a background PING may close it, in ms.", 1
+    )
+    redis_write_queue: int = _setting(
+        10_000, "Batches of embeddings waiting for the Redis writer thread (dropped above).", 1
+    )
+    catalog_cache_tools: int = _setting(
+        200_000, "Built catalogs (BM25 index + embedding matrix) kept, bounded in total tools.", 0
+    )
+    query_cache_size: int = _setting(10_000, "Query embeddings kept (LRU by pattern).", 0)
+    embed_deadline_ms: int = _setting(
+        60,
+        "Embedding work one request may wait for; past it the answer is lexical and the "
+        "catalog is embedded in the background.",
+        0,
+    )
+    embed_queue_size: int = _setting(
+        64, "Catalogs waiting for background embedding (deduplicated; dropped above).", 1
+    )
+    warmup_file: str = _setting(
+        "",
+        'JSONL file of tool catalogs (`{"tools": [...]}` per line) embedded at startup; '
+        "`/readyz` waits for it.",
+    )
+    pipeline: PipelineKind = _setting(
+        "fast",
+        "`fast` (catalog reuse, caches, bounded cold path) or `naive` (rank_bm25 + uncached "
+        "embeddings per request: the benchmark baseline only).",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
