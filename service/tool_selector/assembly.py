@@ -114,8 +114,9 @@ def read_warmup(path: Path) -> list[list[Tool]]:
     return catalogs
 
 
-def warm_up(selector: Selector, path: Path, logger: logging.Logger) -> None:
+def warm_up(selector: Selector, path: Path) -> None:
     """Embed every catalog of the warm-up file now, logging progress (blocks until done)."""
+    logger = logging.getLogger("tool_selector.warmup")
     catalogs = read_warmup(path)
     started = time.perf_counter()
     for n, tools in enumerate(catalogs, 1):

@@ -43,7 +43,7 @@ class Runtime:
             from tool_selector.assembly import warm_up  # noqa: PLC0415
 
             try:
-                warm_up(self.selector, Path(self.settings.warmup_file), self.logger)
+                warm_up(self.selector, Path(self.settings.warmup_file))
             except Exception as exc:  # a bad warm-up file leaves the replica unready, not dead
                 self.load_error = f"warm-up failed: {exc}"
                 self.logger.exception("warm-up failed")

@@ -86,12 +86,13 @@ class Selector:
         embed_deadline: float = 0.06,
     ) -> None:
         self.encoder = encoder
-        self.cache: EmbeddingCache = cache or NullCache()
+        # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
+        self.cache: EmbeddingCache = NullCache() if cache is None else cache
         self.params = params or FusionParams()
         self.weights = weights or FieldWeights()
-        self.catalogs = catalogs or CatalogCache(0)
-        self.queries = queries or QueryCache(0)
-        self.jobs = jobs or EmbeddingJobs()
+        self.catalogs = CatalogCache(0) if catalogs is None else catalogs
+        self.queries = QueryCache(0) if queries is None else queries
+        self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
 
     def select(self, request: SearchRequest) -> Outcome:
