@@ -222,10 +222,13 @@ class BenchRedis:
                 time.sleep(0.1)
         raise RuntimeError("redis-server did not start")
 
-    def stop(self) -> None:
+    def save(self) -> None:
         client = redis.Redis.from_url(self.url)
         print(f"# redis holds {client.dbsize()} embeddings; saving", file=sys.stderr)
         client.save()
+
+    def stop(self) -> None:
+        self.save()
         self.proc.terminate()
         self.proc.wait(30)
 
@@ -252,6 +255,8 @@ def run(args: argparse.Namespace) -> list[Result]:
         began = time.monotonic()
         proc = _start(tmp, env)
         print(f"# {server} server ready in {time.monotonic() - began:.0f}s", file=sys.stderr)
+        if shared and server == "fast":
+            shared.save()
         try:
             for scenario in _scenarios(args, naive=server == "naive"):
                 if scenario.expect == "hybrid" and server == "fast":

@@ -48,10 +48,8 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         _require_json(request)
         body = await request.body()
-        decoded = decode_request(body, runtime.settings)
-        runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-        outcome = await anyio.to_thread.run_sync(
-            runtime.selector.select, decoded, limiter=runtime.limiter
+        decoded, outcome = await anyio.to_thread.run_sync(
+            _decode_and_select, runtime, body, started, limiter=runtime.limiter
         )
     finally:
         runtime.metrics.in_flight.dec()
@@ -64,6 +62,19 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(
         _ENCODER.encode(payload), media_type=_JSON, headers={RANKING_HEADER: outcome.path}
     )
+
+
+def _decode_and_select(
+    runtime: Runtime, body: bytes, started: float
+) -> tuple[SearchRequest, Outcome]:
+    """Decode (memoised tool lists when enabled) and rank, in a worker thread."""
+    if runtime.decoder is not None:
+        fast = runtime.decoder.decode(body)
+        decoded, key = fast.request, fast.catalog_key
+    else:
+        decoded, key = decode_request(body, runtime.settings), None
+    runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
+    return decoded, runtime.selector.select(decoded, catalog_key=key)
 
 
 @get("/healthz")

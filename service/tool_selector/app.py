@@ -16,6 +16,7 @@ from tool_selector import __version__
 from tool_selector.api import error_response, healthz, metrics, readyz, search
 from tool_selector.assembly import build_selector
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
+from tool_selector.fastpath import RequestDecoder
 from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
 from tool_selector.settings import Settings
@@ -51,6 +52,9 @@ def create_app(
         metrics=metrics_,
         encoder_factory=encoder_factory,
         logger=logger,
+        decoder=RequestDecoder(
+            settings, settings.decode_memo_tools if settings.pipeline == "fast" else 0
+        ),
     )
     runtime.metrics.build.info(
         {

@@ -23,7 +23,7 @@ from tool_selector_client.wire import SearchRequest
 class NaiveSelector(Selector):
     """rank_bm25 + uncached embeddings, every request."""
 
-    def select(self, request: SearchRequest) -> Outcome:
+    def select(self, request: SearchRequest, catalog_key: str | None = None) -> Outcome:
         try:
             from rank_bm25 import BM25Okapi  # noqa: PLC0415
         except ImportError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 from anyio import CapacityLimiter
 
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.fastpath import RequestDecoder
 from tool_selector.metrics import Metrics
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
@@ -30,6 +31,7 @@ class Runtime:
     ready: threading.Event = field(default_factory=threading.Event)
     load_error: str | None = None
     limiter: CapacityLimiter | None = None
+    decoder: RequestDecoder | None = None
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""

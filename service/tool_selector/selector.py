@@ -95,13 +95,17 @@ class Selector:
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
 
-    def select(self, request: SearchRequest) -> Outcome:
-        """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5."""
+    def select(self, request: SearchRequest, catalog_key: str | None = None) -> Outcome:
+        """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5.
+
+        ``catalog_key`` (from ``fastpath.RequestDecoder``) identifies the tool list when the
+        caller already hashed it; otherwise the deduplicated tools are fingerprinted here.
+        """
         started = time.perf_counter()
         timings: dict[str, float] = {}
         unique, duplicates = dedupe(request.tools)
         with _timed(timings, "catalog"):
-            key = fingerprint(unique)
+            key = catalog_key or fingerprint(unique)
             entry, reused = self._entry(key, unique)
         catalog = entry.catalog
         with _timed(timings, "lexical"):

@@ -96,6 +96,12 @@ class Settings:
         'JSONL file of tool catalogs (`{"tools": [...]}` per line) embedded at startup; '
         "`/readyz` waits for it.",
     )
+    decode_memo_tools: int = _setting(
+        20_000,
+        "Validated tool lists remembered by their raw bytes (bounded in total tools) so a "
+        "resent catalog skips decoding; 0 disables.",
+        0,
+    )
     pipeline: PipelineKind = _setting(
         "fast",
         "`fast` (catalog reuse, caches, bounded cold path) or `naive` (rank_bm25 + uncached "
