@@ -79,7 +79,7 @@ class Settings:
         10_000, "Batches of embeddings waiting for the Redis writer thread (dropped above).", 1
     )
     catalog_cache_tools: int = _setting(
-        200_000, "Built catalogs (BM25 index + embedding matrix) kept, bounded in total tools.", 0
+        50_000, "Built catalogs (BM25 index + embedding matrix) kept, bounded in total tools.", 0
     )
     query_cache_size: int = _setting(10_000, "Query embeddings kept (LRU by pattern).", 0)
     embed_deadline_ms: int = _setting(
