@@ -1,7 +1,7 @@
 """The shared embedding tier: Redis, guarded so that a slow, hung or dead Redis never slows
 a request.
 
-- Reads: one ``MGET`` per batch with a tight socket timeout (tens of ms) and no retries
+- Reads: ``MGET`` in batches of 512 keys, each with a tight socket timeout (tens of ms) and no retries
   (redis-py 8's defaults retry with backoff and stall ~58 s on a hung server).
 - Writes: never on the request path. ``put_many`` enqueues onto a bounded queue (dropping,
   and counting, when full); one writer thread pipelines ``SET .. EX``.
@@ -25,6 +25,8 @@ from tool_selector.errors import MissingDependencyError
 from tool_selector.ranking.dense import FloatArray
 
 KEY_PREFIX = b"tool-selector:emb:"
+#: Keys per MGET: bounds one call's reply (~800 KB) so the per-call timeout stays meaningful.
+MGET_BATCH = 512
 _log = logging.getLogger("tool_selector.redis")
 _STOP = object()
 
@@ -80,17 +82,18 @@ class RedisCache:
     def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
         """Vectors for ``keys`` (``None`` = miss). Any Redis trouble reads as all-miss."""
         out: list[FloatArray | None] = [None] * len(keys)
-        if keys and self.breaker.allow():
+        for start in range(0, len(keys), MGET_BATCH):
+            if not self.breaker.allow():
+                break
             try:
-                raw = self._client.mget([KEY_PREFIX + k for k in keys])
+                raw = self._client.mget([KEY_PREFIX + k for k in keys[start : start + MGET_BATCH]])
             except self._errors:
                 self.breaker.failure()
-            else:
-                self.breaker.success()
-                for i, value in enumerate(raw):
-                    if isinstance(value, bytes) and value and len(value) % 4 == 0:
-                        vec = np.frombuffer(value, dtype="<f4").astype(np.float32)
-                        out[i] = vec
+                break  # the rest read as misses; the next request tries again
+            self.breaker.success()
+            for i, value in enumerate(raw, start):
+                if isinstance(value, bytes) and value and len(value) % 4 == 0:
+                    out[i] = np.frombuffer(value, dtype="<f4").astype(np.float32)
         if self._observer and keys:
             hits = sum(v is not None for v in out)
             self._observer(self.name, hits, len(keys) - hits)
