@@ -171,7 +171,7 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
 
 
 def _start(tmp: Path, env: dict[str, str]) -> ServiceProcess:
-    return start_service(tmp, env, timeout=600)
+    return start_service(tmp, env, timeout=3600)
 
 
 def _warm(url: str, body: bytes, timeout: float = 600) -> None:
@@ -251,24 +251,26 @@ def run(args: argparse.Namespace) -> list[Result]:
     servers = [("fast", fast_env)]
     if not args.skip_naive:
         servers.append(("naive", {**base, "TOOL_SELECTOR_PIPELINE": "naive"}))
-    for server, env in servers:
-        began = time.monotonic()
-        proc = _start(tmp, env)
-        print(f"# {server} server ready in {time.monotonic() - began:.0f}s", file=sys.stderr)
-        if shared and server == "fast":
-            shared.save()
-        try:
-            for scenario in _scenarios(args, naive=server == "naive"):
-                if scenario.expect == "hybrid" and server == "fast":
-                    _warm(proc.url, scenario.bodies[0])
-                r = asyncio.run(open_loop(proc.url, scenario, args.duration, args.timeout))
-                r.server = server
-                results.append(r)
-                print(_row(r), file=sys.stderr)
-        finally:
-            proc.stop()
-    if shared:
-        shared.stop()
+    try:
+        for server, env in servers:
+            began = time.monotonic()
+            proc = _start(tmp, env)
+            print(f"# {server} server ready in {time.monotonic() - began:.0f}s", file=sys.stderr)
+            if shared and server == "fast":
+                shared.save()
+            try:
+                for scenario in _scenarios(args, naive=server == "naive"):
+                    if scenario.expect == "hybrid" and server == "fast":
+                        _warm(proc.url, scenario.bodies[0])
+                    r = asyncio.run(open_loop(proc.url, scenario, args.duration, args.timeout))
+                    r.server = server
+                    results.append(r)
+                    print(_row(r), file=sys.stderr)
+            finally:
+                proc.stop()
+    finally:
+        if shared:
+            shared.stop()
     return results
 
 

@@ -1,8 +1,8 @@
 """The shared embedding tier: Redis, guarded so that a slow, hung or dead Redis never slows
 a request.
 
-- Reads: ``MGET`` in batches of 512 keys, each with a tight socket timeout (tens of ms) and no retries
-  (redis-py 8's defaults retry with backoff and stall ~58 s on a hung server).
+- Reads: ``MGET`` in batches of 512 keys, each with a tight socket timeout (tens of ms) and
+  no retries (redis-py 8's defaults retry with backoff and stall ~58 s on a hung server).
 - Writes: never on the request path. ``put_many`` enqueues onto a bounded queue (dropping,
   and counting, when full); one writer thread pipelines ``SET .. EX``.
 - A circuit breaker opens after a few consecutive failures; while open, reads miss at once
