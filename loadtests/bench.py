@@ -56,11 +56,13 @@ class Result:
     elapsed: float = 0.0
     latencies: list[float] = field(default_factory=list)
     paths: dict[str, int] = field(default_factory=dict)
+    solo: list[float] = field(default_factory=list)
+    query_hits: float = float("nan")
 
-    def pct(self, q: float) -> float:
-        if not self.latencies:
+    def pct(self, q: float, solo: bool = False) -> float:
+        xs = sorted(self.solo if solo else self.latencies)
+        if not xs:
             return float("nan")
-        xs = sorted(self.latencies)
         return xs[min(len(xs) - 1, int(q / 100 * len(xs)))] * 1000
 
     @property
@@ -137,6 +139,29 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
     for _, writer in conns:  # type: ignore[misc]
         writer.close()
     return result
+
+
+async def closed_loop(url: str, scenario: Scenario, n: int) -> list[float]:
+    """``n`` requests one after another: service time without queueing."""
+    host, port = url.removeprefix("http://").split(":")
+    conns: list[object] = []
+    loop = asyncio.get_running_loop()
+    out = []
+    for i in range(n):
+        start = loop.time()
+        await _request(host, int(port), scenario.bodies[-1 - i % len(scenario.bodies)], conns)
+        out.append(loop.time() - start)
+    for _, writer in conns:  # type: ignore[misc]
+        writer.close()
+    return out
+
+
+def _query_cache(url: str) -> tuple[float, float]:
+    text = httpx.get(url + "/metrics").text
+    found = dict(
+        re.findall(r'^tool_selector_query_cache_total\{result="(\w+)"\} (\S+)$', text, re.M)
+    )
+    return float(found.get("hit", 0)), float(found.get("miss", 0))
 
 
 def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
@@ -262,8 +287,14 @@ def run(args: argparse.Namespace) -> list[Result]:
                 for scenario in _scenarios(args, naive=server == "naive"):
                     if scenario.expect == "hybrid" and server == "fast":
                         _warm(proc.url, scenario.bodies[0])
+                    solo = asyncio.run(closed_loop(proc.url, scenario, args.solo))
+                    before = _query_cache(proc.url)
                     r = asyncio.run(open_loop(proc.url, scenario, args.duration, args.timeout))
+                    after = _query_cache(proc.url)
                     r.server = server
+                    r.solo = solo
+                    hits, misses = after[0] - before[0], after[1] - before[1]
+                    r.query_hits = hits / (hits + misses) if hits + misses else float("nan")
                     results.append(r)
                     print(_row(r), file=sys.stderr)
             finally:
@@ -278,7 +309,8 @@ def _row(r: Result) -> str:
     paths = ", ".join(f"{k or '-'} {v}" for k, v in sorted(r.paths.items()))
     return (
         f"| {r.server} | {r.scenario} | {r.rate:g} | {r.sent} | {r.ok} | {r.failed} | "
-        f"{r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | {r.throughput:.1f} | {paths} |"
+        f"{r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | {r.throughput:.1f} | "
+        f"{r.pct(50, solo=True):.1f} / {r.pct(99, solo=True):.1f} | {r.query_hits:.0%} | {paths} |"
     )
 
 
@@ -294,8 +326,8 @@ def table(results: list[Result], args: argparse.Namespace) -> str:
         f"Command: `{' '.join(['python', '-m', 'loadtests.bench', *sys.argv[1:]])}`",
         "",
         "| server | scenario | offered req/s | sent | ok | failed | p50 ms | p95 ms | p99 ms | "
-        "throughput req/s | answered by |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits | answered by |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in results]
     fast = next(
@@ -330,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=30, help="client timeout per request, s")
     parser.add_argument(
         "--encoder", default="sentence-transformers", choices=["sentence-transformers", "onnx-int8"]
+    )
+    parser.add_argument(
+        "--solo", type=int, default=40, help="one-at-a-time requests before each open-loop run"
     )
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument(

@@ -13,8 +13,10 @@ the background embedding work behind the bounded cold path.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -236,6 +238,7 @@ class EmbeddingJobs:
                 self._thread.start()
 
     def _work(self) -> None:
+        _lower_priority()
         while True:
             job, task = self._queue.get()
             result: FloatArray | None = None
@@ -257,6 +260,12 @@ class EmbeddingJobs:
     def _emit(self, event: JobEvent) -> None:
         if self._on_event:
             self._on_event(event)
+
+
+def _lower_priority() -> None:
+    """Nice this thread (Linux: per-thread), so background embedding yields CPU to requests."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not permitted
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def stack(rows: Sequence[FloatArray | None], dim: int) -> FloatArray:
