@@ -287,7 +287,8 @@ def run(args: argparse.Namespace) -> list[Result]:
                 for scenario in _scenarios(args, naive=server == "naive"):
                     if scenario.expect == "hybrid" and server == "fast":
                         _warm(proc.url, scenario.bodies[0])
-                    solo = asyncio.run(closed_loop(proc.url, scenario, args.solo))
+                    n_solo = args.solo if server == "fast" else min(args.solo, 3)
+                    solo = asyncio.run(closed_loop(proc.url, scenario, n_solo))
                     before = _query_cache(proc.url)
                     r = asyncio.run(open_loop(proc.url, scenario, args.duration, args.timeout))
                     after = _query_cache(proc.url)
