@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate-naive", type=float, default=4, help="naive offered req/s")
     parser.add_argument("--timeout", type=float, default=30, help="client timeout per request, s")
     parser.add_argument(
-        "--encoder", default="sentence-transformers", choices=["sentence-transformers", "onnx-int8"]
+        "--encoder", default="onnx-int8", choices=["onnx-int8", "sentence-transformers"]
     )
     parser.add_argument(
         "--solo", type=int, default=40, help="one-at-a-time requests before each open-loop run"

@@ -16,6 +16,7 @@ from tool_selector import __version__
 from tool_selector.api import error_response, healthz, metrics, readyz, search
 from tool_selector.assembly import build_selector
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
+from tool_selector.embeddings.onnx import ONNX_MODEL_ID
 from tool_selector.fastpath import RequestDecoder
 from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
@@ -60,7 +61,9 @@ def create_app(
         {
             "version": __version__,
             "encoder": settings.encoder,
-            "model": settings.model_path or BUNDLED_MODEL_ID,
+            "model": ONNX_MODEL_ID
+            if settings.encoder == "onnx-int8"
+            else settings.model_path or BUNDLED_MODEL_ID,
         }
     )
 
