@@ -43,6 +43,7 @@ class Scenario:
     rate: float
     bodies: list[bytes]
     expect: str  # ranking path the scenario is about ("hybrid" warm, "lexical" cold)
+    prime: bool = True  # send each distinct body once, one at a time, before the open loop
 
 
 @dataclass
@@ -172,6 +173,19 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
     out = [Scenario("warm @300 tools", args.rate_naive if naive else args.rate, warm300, "hybrid")]
     if naive:
         return out
+    fresh_n = max(1, int(args.rate_fresh * args.duration))
+    out.append(
+        Scenario(
+            "warm @300, new patterns",
+            args.rate_fresh,
+            [
+                workload.body(f"{p} {rng.choice(pats).split()[0]} #{i}", small)
+                for i, p in enumerate(workload.patterns(rng, fresh_n + args.solo))
+            ],
+            "hybrid",
+            prime=False,
+        )
+    )
     out.append(
         Scenario(
             "warm @4,000 tools",
@@ -180,7 +194,7 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
             "hybrid",
         )
     )
-    cold_n = max(1, int(args.rate_cold * args.duration))
+    cold_n = max(1, int(args.rate_cold * args.duration)) + args.solo  # solo uses the tail
     out.append(
         Scenario(
             "cold @300 tools",
@@ -287,7 +301,12 @@ def run(args: argparse.Namespace) -> list[Result]:
                 for scenario in _scenarios(args, naive=server == "naive"):
                     if scenario.expect == "hybrid" and server == "fast":
                         _warm(proc.url, scenario.bodies[0])
-                    n_solo = args.solo if server == "fast" else min(args.solo, 3)
+                    if server == "naive":
+                        n_solo = min(args.solo, 3)
+                    elif scenario.prime:
+                        n_solo = len(set(scenario.bodies))
+                    else:
+                        n_solo = args.solo
                     solo = asyncio.run(closed_loop(proc.url, scenario, n_solo))
                     before = _query_cache(proc.url)
                     r = asyncio.run(open_loop(proc.url, scenario, args.duration, args.timeout))
@@ -327,7 +346,8 @@ def table(results: list[Result], args: argparse.Namespace) -> str:
         f"Command: `{' '.join(['python', '-m', 'loadtests.bench', *sys.argv[1:]])}`",
         "",
         "| server | scenario | offered req/s | sent | ok | failed | p50 ms | p95 ms | p99 ms | "
-        "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits | answered by |",
+        "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits (open loop) | "
+        "answered by |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in results]
@@ -358,7 +378,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, help="seconds per scenario")
     parser.add_argument("--rate", type=float, default=200, help="warm @300 offered req/s")
     parser.add_argument("--rate-large", type=float, default=40, help="warm @4,000 offered req/s")
-    parser.add_argument("--rate-cold", type=float, default=20, help="cold @300 offered req/s")
+    parser.add_argument("--rate-cold", type=float, default=5, help="cold @300 offered req/s")
+    parser.add_argument(
+        "--rate-fresh", type=float, default=40, help="warm @300 with new patterns, offered req/s"
+    )
     parser.add_argument("--rate-naive", type=float, default=4, help="naive offered req/s")
     parser.add_argument("--timeout", type=float, default=30, help="client timeout per request, s")
     parser.add_argument(

@@ -138,6 +138,12 @@ def test_redis_hung_killed_and_restarted_under_load(
     restarted.stop()
     statuses = [r[1] for r in load.results]
     latencies = [r[2] for r in load.results]
+    print(  # noqa: T201 - shown with -s or on failure: the numbers for the report
+        f"chaos: {len(statuses)} requests, {len(statuses) - statuses.count(200)} failed, "
+        f"p99 {p99(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms, "
+        f"breaker open while hung {open_while_hung}, redis hits in last second "
+        f"{hits_after - hits_before:.0f}"
+    )
     assert healthy_paths == {"hybrid"}
     assert statuses.count(200) == len(statuses) > 8 * RATE
     assert p99(latencies) <= BUDGET_S
