@@ -204,6 +204,7 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
                 for i in range(cold_n)
             ],
             "lexical",
+            prime=False,
         )
     )
     return out
