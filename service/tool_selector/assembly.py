@@ -5,6 +5,7 @@ Kept apart from ``app.py`` so the app factory stays wiring-only and short.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from pathlib import Path
@@ -130,3 +131,11 @@ def warm_up(selector: Selector, path: Path) -> None:
             time.perf_counter() - started,
         )
     selector.cache.flush(10.0)
+
+
+def settle_heap() -> None:
+    """Collect once, then move every object alive now (model, modules, warm catalogs) out of
+    the garbage collector's reach (``gc.freeze``). A full collection over them took 60-80 ms
+    with a 4,000-tool catalog warm, which showed up as p99 spikes on warm requests."""
+    gc.collect()
+    gc.freeze()

@@ -50,4 +50,7 @@ class Runtime:
                 self.load_error = f"warm-up failed: {exc}"
                 self.logger.exception("warm-up failed")
                 return
+        from tool_selector.assembly import settle_heap  # noqa: PLC0415
+
+        settle_heap()
         self.ready.set()
