@@ -1,5 +1,7 @@
 """Hypothesis properties of the whole selection pipeline (fake encoder, real ranking)."""
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,7 +49,9 @@ def request_strategy() -> st.SearchStrategy[SearchRequest]:
     )
 
 
-SELECTOR = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20))
+# no embedding deadline: these properties are about ranking, not the cold path
+SELECTOR = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20), embed_deadline=math.inf)
+LEXICAL = Selector(encoder=None)
 
 
 @settings(max_examples=150, deadline=None)
@@ -63,6 +67,12 @@ def test_answer_is_a_unique_subset_within_top_k(request: SearchRequest) -> None:
 @given(request_strategy())
 def test_answer_is_deterministic(request: SearchRequest) -> None:
     assert SELECTOR.select(request).ranking.names == SELECTOR.select(request).ranking.names
+
+
+@settings(max_examples=100, deadline=None)
+@given(request_strategy())
+def test_lexical_answer_is_deterministic(request: SearchRequest) -> None:
+    assert LEXICAL.select(request).ranking.names == LEXICAL.select(request).ranking.names
 
 
 @settings(max_examples=150, deadline=None)
