@@ -65,9 +65,12 @@ class KeyRing:
 
     @property
     def enabled(self) -> bool:
-        """True when at least one key is configured (then every guarded request needs one)."""
-        self._maybe_reload()
-        return bool(self._static or self._file_keys)
+        """True when keys or a keys file are configured (then every guarded request needs one).
+
+        A keys file counts even while it holds no keys: emptying or truncating it mid-rotation
+        must refuse everyone, never switch auth off.
+        """
+        return bool(self._static) or self._path is not None
 
     def accepts(self, token: str | bytes) -> bool:
         """Constant-time check of ``token`` against every key (no early exit)."""

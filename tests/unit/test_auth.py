@@ -66,6 +66,18 @@ def test_key_ring_keeps_keys_when_the_file_vanishes(
     assert ring.accepts("k")
 
 
+@pytest.mark.parametrize("later", ["", "# all keys removed\n"], ids=["truncated", "comments-only"])
+def test_key_ring_with_an_emptied_file_refuses_everyone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, later: str
+) -> None:
+    monkeypatch.setattr(auth, "FILE_CHECK_INTERVAL", 0.0)
+    path = tmp_path / "keys"
+    path.write_text("k\n")
+    ring = KeyRing(path=path)
+    path.write_text(later)
+    assert (ring.enabled, ring.accepts("k")) == (True, False)
+
+
 def test_missing_keys_file_fails_at_startup(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="API_KEYS_FILE"):
         KeyRing.from_settings(Settings(api_keys_file=str(tmp_path / "nope")))
