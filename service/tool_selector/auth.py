@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import ipaddress
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -35,10 +36,15 @@ def _digest(token: str | bytes) -> bytes:
     return hashlib.sha256(raw).digest()
 
 
+#: A comment in a keys file: ``#`` at the start of a line or after white space. A ``#``
+#: inside a token is part of it (cutting there would leave a shorter, weaker key).
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+
+
 def parse_keys(text: str, separator: str | None = ",") -> tuple[str, ...]:
     """Keys from comma-separated text (``separator``) or lines (``None``); blanks dropped."""
     parts = text.split(separator) if separator else text.splitlines()
-    keys = (p.split("#", 1)[0].strip() if separator is None else p.strip() for p in parts)
+    keys = (_COMMENT.sub("", p).strip() if separator is None else p.strip() for p in parts)
     return tuple(k for k in keys if k)
 
 

@@ -25,8 +25,9 @@ from tool_selector.settings import Settings
         (" a , ,b ,", ",", ("a", "b")),
         ("", ",", ()),
         ("a\n\n  b  \n# old key\nc # comment\n", None, ("a", "b", "c")),
+        ("k3y#s3cr3t\nx\t#tab comment\n", None, ("k3y#s3cr3t", "x")),
     ],
-    ids=["comma", "blanks-dropped", "empty", "file-lines-and-comments"],
+    ids=["comma", "blanks-dropped", "empty", "file-lines-and-comments", "hash-inside-a-token"],
 )
 def test_parse_keys(text: str, separator: str | None, keys: tuple[str, ...]) -> None:
     assert parse_keys(text, separator) == keys
