@@ -235,3 +235,13 @@ def test_api_selectors_pick_the_api_pods_and_not_redis(overlay: str) -> None:
         ),
     ]
     assert all(selects(s, api) and not selects(s, redis) for s in selectors)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_a_drain_takes_one_replica_at_a_time_at_any_hpa_scale(overlay: str) -> None:
+    (pdb,) = of_kind(overlay, "PodDisruptionBudget")
+    (hpa,) = of_kind(overlay, "HorizontalPodAutoscaler")
+    spec = pdb["spec"]
+    for replicas in (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]):
+        allowed = spec.get("maxUnavailable", replicas - spec.get("minAvailable", replicas))
+        assert allowed == 1, f"{replicas} replicas: {allowed} may go at once"
