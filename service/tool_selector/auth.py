@@ -17,6 +17,7 @@ import hmac
 import ipaddress
 import os
 import re
+import ssl
 import threading
 import time
 from collections.abc import Iterable
@@ -158,7 +159,27 @@ def tls_config(settings: Settings) -> TLSConfig | None:
     for env_key, value in named.items():
         if not os.path.isfile(value):
             raise ConfigError(f"{env_key}={value!r}: not a readable file")
+    _check_pem(cert, key, ca)
     return TLSConfig(Path(cert), Path(key), Path(ca) if ca else None)
+
+
+def _check_pem(cert: str, key: str, ca: str) -> None:
+    """Parse the PEM files now: granian's worker panics on them after it has started."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise ConfigError(
+            f"TOOL_SELECTOR_TLS_CERT={cert!r} / TOOL_SELECTOR_TLS_KEY={key!r}: "
+            f"not a PEM certificate chain and its private key ({exc})"
+        ) from exc
+    if ca:
+        try:
+            context.load_verify_locations(cafile=ca)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(
+                f"TOOL_SELECTOR_TLS_CLIENT_CA={ca!r}: no PEM CA certificate in it ({exc})"
+            ) from exc
 
 
 def is_loopback(host: str) -> bool:

@@ -2,6 +2,7 @@ import os
 from pathlib import Path
 
 import pytest
+import trustme
 
 from tool_selector import auth
 from tool_selector.auth import (
@@ -130,13 +131,18 @@ def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 
 
-@pytest.fixture
-def pem(tmp_path: Path) -> dict[str, str]:
-    files = {}
-    for name in ("cert", "key", "ca"):
-        path = tmp_path / f"{name}.pem"
-        path.write_text("x")
-        files[name] = str(path)
+@pytest.fixture(scope="module")
+def pem(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A real server cert/key, its CA, another cert's key, and a file with no PEM in it."""
+    tmp = tmp_path_factory.mktemp("pem")
+    ca = trustme.CA()
+    leaf, other = ca.issue_cert("127.0.0.1"), ca.issue_cert("other.test")
+    files = {name: str(tmp / f"{name}.pem") for name in ("cert", "key", "ca", "other", "text")}
+    leaf.cert_chain_pems[0].write_to_path(files["cert"])
+    leaf.private_key_pem.write_to_path(files["key"])
+    ca.cert_pem.write_to_path(files["ca"])
+    other.private_key_pem.write_to_path(files["other"])
+    Path(files["text"]).write_text("not a certificate\n")
     return files
 
 
@@ -149,6 +155,24 @@ def test_half_configured_tls_is_refused(pem: dict[str, str], fields: tuple[str, 
     names = {"cert": "tls_cert", "key": "tls_key", "ca": "tls_client_ca"}
     with pytest.raises(ConfigError, match="TLS needs both"):
         tls_config(Settings(**{names[f]: pem[f] for f in fields}))
+
+
+@pytest.mark.parametrize(
+    ("cert", "key", "ca", "names"),
+    [
+        ("text", "key", "", "TOOL_SELECTOR_TLS_CERT"),
+        ("cert", "other", "", "TOOL_SELECTOR_TLS_KEY"),
+        ("cert", "key", "text", "TOOL_SELECTOR_TLS_CLIENT_CA"),
+        ("cert", "key", "key", "TOOL_SELECTOR_TLS_CLIENT_CA"),
+    ],
+    ids=["cert-not-pem", "key-of-another-cert", "client-ca-not-pem", "client-ca-is-a-key"],
+)
+def test_unusable_tls_files_are_refused_naming_the_key(
+    pem: dict[str, str], cert: str, key: str, ca: str, names: str
+) -> None:
+    settings = Settings(tls_cert=pem[cert], tls_key=pem[key], tls_client_ca=pem.get(ca, ""))
+    with pytest.raises(ConfigError, match=names):
+        tls_config(settings)
 
 
 def test_missing_tls_file_is_refused_naming_the_key(pem: dict[str, str]) -> None:
