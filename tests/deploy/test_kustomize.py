@@ -245,3 +245,11 @@ def test_a_drain_takes_one_replica_at_a_time_at_any_hpa_scale(overlay: str) -> N
     for replicas in (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]):
         allowed = spec.get("maxUnavailable", replicas - spec.get("minAvailable", replicas))
         assert allowed == 1, f"{replicas} replicas: {allowed} may go at once"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_hpa_alone_owns_the_replica_count(overlay: str) -> None:
+    """A ``replicas`` field would reset the HPA's scale on every ``kubectl apply``."""
+    (hpa,) = of_kind(overlay, "HorizontalPodAutoscaler")
+    target = named(overlay, "Deployment", hpa["spec"]["scaleTargetRef"]["name"])
+    assert "replicas" not in target["spec"]
