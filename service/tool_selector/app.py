@@ -64,6 +64,9 @@ def create_app(
             yield
         finally:
             runtime.selector.cache.close()
+            shadow: ShadowCompare | None = app.state.get("shadow")
+            if shadow is not None:
+                shadow.close()
 
     app = Litestar(
         route_handlers=[search, healthz, readyz, metrics],
