@@ -2,7 +2,7 @@
 
     python loadtests/overload.py --url http://127.0.0.1:8080 --clients 128 --seconds 20
 
-Compares a service with the in-flight cap (TOOL_SELECTOR_MAX_IN_FLIGHT=8) against one
+Compares a service with the in-flight cap (default TOOL_SELECTOR_MAX_IN_FLIGHT=4) against one
 without (a huge cap). Clients are raw asyncio streams with pre-encoded requests so the load
 generator itself stays cheap on a small machine. Reports status counts, client-side latency
 percentiles (200s only, and every answer), and the server's own latency histogram

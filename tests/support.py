@@ -163,3 +163,23 @@ def start_redis(tmp_dir: Path, port: int | None = None) -> RedisProcess:
 
     wait_until(up, 10, "redis-server")
     return RedisProcess(proc=proc, port=port)
+
+
+def warm_catalog(
+    url: str, tools: object, timeout: float = 120, headers: Mapping[str, str] | None = None
+) -> None:
+    """Send ``tools`` until the service answers them on the hybrid path (embeddings cached).
+
+    A cold catalog's first answers come from the lexical ranker while it is embedded in
+    the background; tests about hybrid ranking warm their catalog first.
+    """
+    body = {"pattern": "warm up", "tools": tools}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = httpx.post(
+            url + "/v1/tool-discovery/search", json=body, timeout=60, headers=dict(headers or {})
+        )
+        if r.status_code == 200 and r.headers["x-tool-selector-ranking"] == "hybrid":
+            return
+        time.sleep(0.2)
+    raise TimeoutError("catalog never answered on the hybrid path")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -48,9 +49,9 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         _require_json(request)
         body = await request.body()
-        decoded = decode_request(body, runtime.settings)
-        runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-        outcome = await runtime.workers.run(runtime.selector.select, decoded)
+        decoded, outcome = await runtime.workers.run(
+            partial(_decode_and_select, runtime, body), started
+        )
     except Exception:
         runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
         raise
@@ -69,6 +70,19 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         headers={RANKING_HEADER: outcome.path},
         background=shadow.task(decoded, outcome.ranking.names) if shadow else None,
     )
+
+
+def _decode_and_select(
+    runtime: Runtime, body: bytes, started: float
+) -> tuple[SearchRequest, Outcome]:
+    """Decode (memoised tool lists when enabled) and rank, in a worker thread."""
+    if runtime.decoder is not None:
+        fast = runtime.decoder.decode(body)
+        decoded, key = fast.request, fast.catalog_key
+    else:
+        decoded, key = decode_request(body, runtime.settings), None
+    runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
+    return decoded, runtime.selector.select(decoded, catalog_key=key)
 
 
 @get("/healthz")
@@ -135,10 +149,9 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
         m.duplicates.inc(outcome.duplicates)
     if outcome.unknown_always_keep:
         m.unknown_always_keep.inc(outcome.unknown_always_keep)
-    if outcome.cache_hits:
-        m.cache.labels(runtime.selector.cache.name, "hit").inc(outcome.cache_hits)
-    if outcome.cache_misses:
-        m.cache.labels(runtime.selector.cache.name, "miss").inc(outcome.cache_misses)
+    m.catalog_cache.labels("hit" if outcome.catalog_reused else "miss").inc()
+    if outcome.path == "hybrid":
+        m.query_cache.labels("hit" if outcome.query_cached else "miss").inc()
     pattern = redact(request.pattern) if runtime.settings.log_redact else request.pattern
     log_request(
         runtime.logger,
@@ -151,6 +164,7 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
             "selected": outcome.ranking.names,
             "no_match": outcome.ranking.no_match,
             "path": outcome.path,
+            "deferred": outcome.deferred,
             "ms": round(elapsed * 1000, 2),
             "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
         },

@@ -8,65 +8,65 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from anyio import CapacityLimiter
 from litestar import Litestar
 from prometheus_client import CollectorRegistry
 
 from tool_selector import __version__
 from tool_selector.api import error_response, healthz, metrics, readyz, search
+from tool_selector.assembly import build_selector
 from tool_selector.auth import KeyRing
-from tool_selector.embeddings.cache import MemoryCache, NullCache
-from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
+from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID
+from tool_selector.embeddings.factory import encoder_from_settings
+from tool_selector.embeddings.onnx import ONNX_MODEL_ID
+from tool_selector.fastpath import RequestDecoder
 from tool_selector.guard import guard_middleware
 from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
-from tool_selector.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector.shadow import ShadowCompare, ShadowMetrics
 from tool_selector.workers import WorkerPool
 
 
-def default_encoder(settings: Settings) -> Encoder | None:
-    """The encoder the settings ask for (``None``: lexical ranking only)."""
-    if settings.encoder == "none":
-        return None
-    from pathlib import Path  # noqa: PLC0415
-
-    path = Path(settings.model_path) if settings.model_path else None
-    model_id = settings.model_path or BUNDLED_MODEL_ID
-    return SentenceTransformerEncoder(model_path=path, model_id=model_id)
-
-
 def create_app(
     settings: Settings,
-    encoder_factory: EncoderFactory = default_encoder,
+    encoder_factory: EncoderFactory = encoder_from_settings,
     registry: CollectorRegistry | None = None,
 ) -> Litestar:
     """Build the ASGI app. Nothing heavy happens here; the model loads in the lifespan."""
-    cache = MemoryCache(settings.embed_cache_bytes) if settings.embed_cache_bytes else NullCache()
     logger = logging.getLogger("tool_selector.access")
     logger.setLevel(settings.log_level.upper())
+    metrics_ = Metrics(registry or CollectorRegistry())
     runtime = Runtime(
         settings=settings,
-        selector=Selector(cache=cache),
-        metrics=Metrics(registry or CollectorRegistry()),
+        selector=build_selector(settings, metrics_),
+        metrics=metrics_,
         encoder_factory=encoder_factory,
         logger=logger,
+        workers=WorkerPool(settings.worker_threads),
+        decoder=RequestDecoder(
+            settings, settings.decode_memo_tools if settings.pipeline == "fast" else 0
+        ),
     )
-    runtime.workers = WorkerPool(settings.worker_threads)
     runtime.metrics.build.info(
         {
             "version": __version__,
             "encoder": settings.encoder,
-            "model": settings.model_path or BUNDLED_MODEL_ID,
+            "model": ONNX_MODEL_ID
+            if settings.encoder == "onnx-int8"
+            else settings.model_path or BUNDLED_MODEL_ID,
         }
     )
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        runtime.limiter = CapacityLimiter(settings.worker_threads)
         threading.Thread(target=runtime.load_encoder, name="load-encoder", daemon=True).start()
-        yield
+        try:
+            yield
+        finally:
+            runtime.selector.cache.close()
+            shadow: ShadowCompare | None = app.state.get("shadow")
+            if shadow is not None:
+                shadow.close()
 
     app = Litestar(
         route_handlers=[search, healthz, readyz, metrics],

@@ -16,6 +16,8 @@ import hashlib
 import hmac
 import ipaddress
 import os
+import re
+import ssl
 import threading
 import time
 from collections.abc import Iterable
@@ -35,10 +37,15 @@ def _digest(token: str | bytes) -> bytes:
     return hashlib.sha256(raw).digest()
 
 
+#: A comment in a keys file: ``#`` at the start of a line or after white space. A ``#``
+#: inside a token is part of it (cutting there would leave a shorter, weaker key).
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+
+
 def parse_keys(text: str, separator: str | None = ",") -> tuple[str, ...]:
     """Keys from comma-separated text (``separator``) or lines (``None``); blanks dropped."""
     parts = text.split(separator) if separator else text.splitlines()
-    keys = (p.split("#", 1)[0].strip() if separator is None else p.strip() for p in parts)
+    keys = (_COMMENT.sub("", p).strip() if separator is None else p.strip() for p in parts)
     return tuple(k for k in keys if k)
 
 
@@ -65,9 +72,12 @@ class KeyRing:
 
     @property
     def enabled(self) -> bool:
-        """True when at least one key is configured (then every guarded request needs one)."""
-        self._maybe_reload()
-        return bool(self._static or self._file_keys)
+        """True when keys or a keys file are configured (then every guarded request needs one).
+
+        A keys file counts even while it holds no keys: emptying or truncating it mid-rotation
+        must refuse everyone, never switch auth off.
+        """
+        return bool(self._static) or self._path is not None
 
     def accepts(self, token: str | bytes) -> bool:
         """Constant-time check of ``token`` against every key (no early exit)."""
@@ -149,7 +159,27 @@ def tls_config(settings: Settings) -> TLSConfig | None:
     for env_key, value in named.items():
         if not os.path.isfile(value):
             raise ConfigError(f"{env_key}={value!r}: not a readable file")
+    _check_pem(cert, key, ca)
     return TLSConfig(Path(cert), Path(key), Path(ca) if ca else None)
+
+
+def _check_pem(cert: str, key: str, ca: str) -> None:
+    """Parse the PEM files now: granian's worker panics on them after it has started."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise ConfigError(
+            f"TOOL_SELECTOR_TLS_CERT={cert!r} / TOOL_SELECTOR_TLS_KEY={key!r}: "
+            f"not a PEM certificate chain and its private key ({exc})"
+        ) from exc
+    if ca:
+        try:
+            context.load_verify_locations(cafile=ca)
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(
+                f"TOOL_SELECTOR_TLS_CLIENT_CA={ca!r}: no PEM CA certificate in it ({exc})"
+            ) from exc
 
 
 def is_loopback(host: str) -> bool:

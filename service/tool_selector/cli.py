@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tool_selector import shadow_compare
 from tool_selector.errors import ConfigError
 from tool_selector.evaluation import cli as eval_cli
 from tool_selector.security_cli import (
@@ -32,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
     add_probe_command(sub)
-    shadow_compare.add_parser(sub)
+    _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "eval":
@@ -45,11 +44,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands: dict[str, Callable[[], int]] = {
         "serve": lambda: _serve_checked(settings, args),
         "probe": lambda: probe(settings, args.path, args.timeout),
-        "shadow-compare": lambda: shadow_compare.run(args),
+        "shadow-compare": lambda: _shadow_compare(args),
         "export-openapi": lambda: _export_openapi(args.output),
         "settings": _print_settings,
     }
     return commands[args.command]()
+
+
+def _add_shadow_compare(sub: Any) -> None:
+    p = sub.add_parser("shadow-compare", help="report captured decisions vs relevance picks")
+    p.add_argument("capture", type=Path, help="capture JSONL (client capture or proxy log)")
+    p.add_argument("--url", help="replay against this service (default: report the capture)")
+    p.add_argument("--token", help="bearer token for --url")
+    p.add_argument("--timeout", type=float, default=5.0, help="per-request deadline (s)")
+    p.add_argument("--html", type=Path, default=Path("shadow-report.html"))
+    p.add_argument("--json", type=Path, default=Path("shadow-summary.json"))
+
+
+def _shadow_compare(args: argparse.Namespace) -> int:
+    # imported here: the client stack (httpx) is not needed by serve or the exec probes
+    from tool_selector import shadow_compare  # noqa: PLC0415
+
+    return shadow_compare.run(args)
 
 
 def _export_openapi(output: Path) -> int:

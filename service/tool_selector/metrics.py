@@ -105,3 +105,42 @@ class Metrics:
         self.build = Info(
             "tool_selector_build", "Service version and embedding model.", registry=registry
         )
+        self.redis_breaker_open = Gauge(
+            "tool_selector_redis_breaker_open",
+            "1 while the Redis circuit breaker is open (Redis skipped), else 0.",
+            registry=registry,
+        )
+        self.redis_breaker_transitions = Counter(
+            "tool_selector_redis_breaker_transitions_total",
+            "Redis circuit-breaker state changes, by new state.",
+            ["state"],
+            registry=registry,
+        )
+        self.redis_writes_dropped = Counter(
+            "tool_selector_redis_writes_dropped_total",
+            "Embeddings not written to Redis (breaker open, queue full, or write failed).",
+            registry=registry,
+        )
+        self.embedding_jobs = Counter(
+            "tool_selector_embedding_jobs_total",
+            "Catalog embedding jobs, by event (inline, queued, dropped, done, failed).",
+            ["event"],
+            registry=registry,
+        )
+        self.embedding_queue_depth = Gauge(
+            "tool_selector_embedding_queue_depth",
+            "Catalog embedding jobs queued or running in the background.",
+            registry=registry,
+        )
+        self.catalog_cache = Counter(
+            "tool_selector_catalog_cache_total",
+            "Catalog lookups (built index and embedding matrix reused or not), by result.",
+            ["result"],
+            registry=registry,
+        )
+        self.query_cache = Counter(
+            "tool_selector_query_cache_total",
+            "Query-embedding lookups, by result.",
+            ["result"],
+            registry=registry,
+        )

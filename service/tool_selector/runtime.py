@@ -6,10 +6,10 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from anyio import CapacityLimiter
+from pathlib import Path
 
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.fastpath import RequestDecoder
 from tool_selector.metrics import Metrics
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
@@ -29,8 +29,8 @@ class Runtime:
     logger: logging.Logger
     ready: threading.Event = field(default_factory=threading.Event)
     load_error: str | None = None
-    limiter: CapacityLimiter | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
+    decoder: RequestDecoder | None = None
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""
@@ -40,4 +40,16 @@ class Runtime:
             self.load_error = f"{type(exc).__name__}: {exc}"
             self.logger.exception("embedding model failed to load; serving lexical ranking")
             return
+        if self.settings.warmup_file:
+            from tool_selector.assembly import warm_up  # noqa: PLC0415
+
+            try:
+                warm_up(self.selector, Path(self.settings.warmup_file))
+            except Exception as exc:  # a bad warm-up file leaves the replica unready, not dead
+                self.load_error = f"warm-up failed: {exc}"
+                self.logger.exception("warm-up failed")
+                return
+        from tool_selector.assembly import settle_heap  # noqa: PLC0415
+
+        settle_heap()
         self.ready.set()

@@ -1,7 +1,9 @@
 """The selection pipeline shared by the endpoint and ``tool-selector eval``.
 
-request -> deduplicated tools -> catalog (texts, BM25 index) -> BM25 scores
--> tool embeddings (cache, then model) -> cosine -> fusion -> ranked names.
+request -> deduplicated tools -> fingerprint -> catalog (reused, or built: texts, BM25 index)
+-> BM25 scores -> tool-embedding matrix (reused, or cache tiers, or encoded within the
+deadline, else lexical now and embedded in the background) -> query vector (LRU) -> cosine
+-> fusion -> ranked names.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
@@ -15,17 +17,26 @@ from typing import Literal
 
 import numpy as np
 
-from tool_selector.embeddings.cache import EmbeddingCache, NullCache, embedding_key
+from tool_selector.catalogs import (
+    CatalogCache,
+    CatalogEntry,
+    EmbeddingJobs,
+    QueryCache,
+    fingerprint,
+    stack,
+)
+from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.ranking.bm25 import FieldWeights
-from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
+from tool_selector.ranking.catalog import build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fusion import FusionParams
 from tool_selector.ranking.ranker import Query, Ranking, select
-from tool_selector.ranking.text import TEXT_FORMAT_VERSION
-from tool_selector_client.wire import SearchRequest
+from tool_selector_client.wire import SearchRequest, Tool
 
 RankingPath = Literal["hybrid", "lexical"]
+#: Encode at most this many texts per batch in a job, storing each batch as it completes.
+_CHUNK = 64
 
 
 @dataclass(slots=True)
@@ -40,6 +51,9 @@ class Outcome:
     cache_hits: int = 0
     cache_misses: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    catalog_reused: bool = False
+    query_cached: bool = False
+    deferred: bool = False
 
 
 @contextmanager
@@ -52,7 +66,12 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
 
 
 class Selector:
-    """Ranks a request's tools. Thread-safe; ``encoder`` may be attached after construction."""
+    """Ranks a request's tools. Thread-safe; ``encoder`` may be attached after construction.
+
+    ``embed_deadline`` (seconds) bounds the embedding work one request may wait for: when the
+    catalog's missing tool embeddings are predicted to take longer, the request is answered
+    lexically and the embedding finishes in the background (``Outcome.deferred``).
+    """
 
     def __init__(
         self,
@@ -60,30 +79,59 @@ class Selector:
         cache: EmbeddingCache | None = None,
         params: FusionParams | None = None,
         weights: FieldWeights | None = None,
+        *,
+        catalogs: CatalogCache | None = None,
+        queries: QueryCache | None = None,
+        jobs: EmbeddingJobs | None = None,
+        embed_deadline: float = 0.06,
     ) -> None:
         self.encoder = encoder
-        self.cache: EmbeddingCache = cache if cache is not None else NullCache()
-        self.params = params if params is not None else FusionParams()
-        self.weights = weights if weights is not None else FieldWeights()
+        # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
+        self.cache: EmbeddingCache = NullCache() if cache is None else cache
+        self.params = FusionParams() if params is None else params
+        self.weights = FieldWeights() if weights is None else weights
+        self.catalogs = CatalogCache(0) if catalogs is None else catalogs
+        self.queries = QueryCache(0) if queries is None else queries
+        self.jobs = EmbeddingJobs() if jobs is None else jobs
+        self.embed_deadline = embed_deadline
 
-    def select(self, request: SearchRequest) -> Outcome:
-        """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5."""
+    def select(self, request: SearchRequest, catalog_key: str | None = None) -> Outcome:
+        """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5.
+
+        ``catalog_key`` (from ``fastpath.RequestDecoder``) identifies the tool list when the
+        caller already hashed it; otherwise the deduplicated tools are fingerprinted here.
+        """
+        started = time.perf_counter()
         timings: dict[str, float] = {}
         unique, duplicates = dedupe(request.tools)
+        with _timed(timings, "catalog"):
+            key = catalog_key or fingerprint(unique)
+            entry, reused = self._entry(key, unique)
+        catalog = entry.catalog
         with _timed(timings, "lexical"):
-            catalog = build_catalog(unique, self.weights)
             query = Query.parse(request.pattern)
             bm25 = catalog.index.scores(query.terms)
+        outcome = Outcome(
+            ranking=Ranking(picked=(), no_match=True),
+            path="lexical",
+            tools=len(catalog),
+            duplicates=duplicates,
+            unknown_always_keep=sum(
+                1 for n in set(request.always_keep) if n not in catalog.positions
+            ),
+            timings=timings,
+            catalog_reused=reused,
+        )
         encoder = self.encoder
         dense: FloatArray | None = None
-        hits = misses = 0
         if encoder is not None and len(catalog):
             with _timed(timings, "embed"):
-                matrix, hits, misses = self._tool_matrix(encoder, catalog)
-                qvec = encoder.encode([request.pattern])[0]
-                dense = cosine_scores(qvec, matrix)
+                matrix = self._tool_matrix(encoder, key, entry, started, outcome)
+                if matrix is not None:
+                    qvec = self._query_vector(encoder, request.pattern, outcome)
+                    dense = cosine_scores(qvec, matrix)
         with _timed(timings, "fuse"):
-            ranking = select(
+            outcome.ranking = select(
                 catalog,
                 query,
                 bm25=bm25,
@@ -92,30 +140,79 @@ class Selector:
                 always_keep=request.always_keep,
                 params=self.params,
             )
-        unknown = sum(1 for n in set(request.always_keep) if n not in catalog.positions)
-        return Outcome(
-            ranking=ranking,
-            path="hybrid" if dense is not None else "lexical",
-            tools=len(catalog),
-            duplicates=duplicates,
-            unknown_always_keep=unknown,
-            cache_hits=hits,
-            cache_misses=misses,
-            timings=timings,
-        )
+        outcome.path = "hybrid" if dense is not None else "lexical"
+        return outcome
 
-    def _tool_matrix(self, encoder: Encoder, catalog: Catalog) -> tuple[FloatArray, int, int]:
-        """Embeddings of every tool text: cached ones looked up, the rest encoded and stored."""
-        texts = [t.dense_text() for t in catalog.texts]
-        keys = [embedding_key(encoder.model_id, TEXT_FORMAT_VERSION, t) for t in texts]
+    def warm(self, tools: list[Tool]) -> int:
+        """Build and fully embed one tool catalog now, in this thread (startup warm-up).
+
+        Returns how many tool texts had to be encoded (the rest came from the caches).
+        """
+        unique, _ = dedupe(tools)
+        key = fingerprint(unique)
+        entry, _ = self._entry(key, unique)
+        encoder = self.encoder
+        if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
+            return 0
+        found = self.cache.get_many(entry.keys(encoder.model_id))
+        self._complete(encoder, entry)
+        return sum(v is None for v in found)
+
+    def _entry(self, key: str, unique: list[Tool]) -> tuple[CatalogEntry, bool]:
+        entry = self.catalogs.get(key)
+        if entry is not None:
+            return entry, True
+        entry = CatalogEntry.of(build_catalog(unique, self.weights))
+        return self.catalogs.put(key, entry), False
+
+    def _tool_matrix(
+        self, encoder: Encoder, key: str, entry: CatalogEntry, started: float, outcome: Outcome
+    ) -> FloatArray | None:
+        """The catalog's embedding matrix if it can be had within the deadline, else ``None``."""
+        model = encoder.model_id
+        matrix = entry.matrix(model)
+        if matrix is not None:
+            outcome.cache_hits = len(entry.catalog)
+            return matrix
+        found = self.cache.get_many(entry.keys(model))
+        missing = sum(v is None for v in found)
+        outcome.cache_hits, outcome.cache_misses = len(found) - missing, missing
+        if not missing:
+            matrix = stack(found, encoder.dim)
+            entry.set_matrix(model, matrix)
+            return matrix
+        remaining = self.embed_deadline - (time.perf_counter() - started)
+        job, owner = self.jobs.claim(f"{model}\x00{key}")
+        if not owner:
+            return None if job.background else job.wait(remaining)
+        if self.jobs.estimate(missing) <= remaining:
+            return self.jobs.run_inline(job, lambda: self._complete(encoder, entry))
+        outcome.deferred = True
+        self.jobs.enqueue(job, lambda: self._complete(encoder, entry))
+        return None
+
+    def _complete(self, encoder: Encoder, entry: CatalogEntry) -> FloatArray:
+        """Embed every tool text the caches lack, in chunks stored as they finish; stack them."""
+        keys = entry.keys(encoder.model_id)
         found = self.cache.get_many(keys)
         missing = [i for i, v in enumerate(found) if v is None]
-        matrix = np.zeros((len(texts), encoder.dim), dtype=np.float32)
-        for i, vec in enumerate(found):
-            if vec is not None:
-                matrix[i] = vec
-        if missing:
-            fresh = encoder.encode([texts[i] for i in missing])
-            matrix[missing] = fresh
-            self.cache.put_many([(keys[i], fresh[j]) for j, i in enumerate(missing)])
-        return matrix, len(texts) - len(missing), len(missing)
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            began = time.perf_counter()
+            fresh = encoder.encode([entry.dense_texts[i] for i in chunk])
+            self.jobs.observe(len(chunk), time.perf_counter() - began)
+            for j, i in enumerate(chunk):
+                found[i] = fresh[j]
+            self.cache.put_many([(keys[i], fresh[j]) for j, i in enumerate(chunk)])
+        matrix = stack(found, encoder.dim)
+        entry.set_matrix(encoder.model_id, matrix)
+        return matrix
+
+    def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
+        cached = self.queries.get(encoder.model_id, pattern)
+        if cached is not None:
+            outcome.query_cached = True
+            return cached
+        vec: FloatArray = np.ascontiguousarray(encoder.encode([pattern])[0], dtype=np.float32)
+        self.queries.put(encoder.model_id, pattern, vec)
+        return vec

@@ -23,7 +23,8 @@ def _setting(default: Any, doc: str, minimum: float | None = None) -> Any:
     return dataclasses.field(default=default, metadata={"doc": doc, "min": minimum})
 
 
-EncoderKind = Literal["sentence-transformers", "none"]
+EncoderKind = Literal["sentence-transformers", "onnx-int8", "none"]
+PipelineKind = Literal["fast", "naive"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +45,10 @@ class Settings:
     )
     max_top_k: int = _setting(100, "Largest `top_k` accepted (the smallest is 1).", 1)
     encoder: EncoderKind = _setting(
-        "sentence-transformers",
-        "Embedding backend: `sentence-transformers` (bundled all-MiniLM-L6-v2) or `none` "
-        "(lexical ranking only).",
+        "onnx-int8",
+        "Embedding backend: `onnx-int8` (bundled all-MiniLM-L6-v2 as int8 ONNX, no torch; ranks "
+        "like the full model within measured tolerance), `sentence-transformers` (the same model "
+        "in full precision on torch) or `none` (lexical ranking only).",
     )
     model_path: str = _setting(
         "", "Directory of a sentence-transformers model; empty means the bundled one."
@@ -100,6 +102,51 @@ class Settings:
     )
     request_deadline_seconds: float = _setting(
         2.0, "Longest time to answer once the body is read (503 after).", 0.001
+    )
+    redis_url: str = _setting(
+        "", "Redis URL of the shared embedding tier (e.g. `redis://redis:6379/0`); empty: off."
+    )
+    redis_timeout_ms: int = _setting(
+        50, "Connect/read timeout of each Redis call on the request path, in ms.", 1
+    )
+    redis_ttl_seconds: int = _setting(7 * 24 * 3600, "Expiry of embeddings written to Redis.", 1)
+    redis_breaker_failures: int = _setting(
+        3, "Consecutive Redis failures that open the circuit breaker (Redis then skipped).", 1
+    )
+    redis_breaker_reset_ms: int = _setting(
+        1000, "How long the breaker stays open before a background PING may close it, in ms.", 1
+    )
+    redis_write_queue: int = _setting(
+        10_000, "Batches of embeddings waiting for the Redis writer thread (dropped above).", 1
+    )
+    catalog_cache_tools: int = _setting(
+        50_000, "Built catalogs (BM25 index + embedding matrix) kept, bounded in total tools.", 0
+    )
+    query_cache_size: int = _setting(10_000, "Query embeddings kept (LRU by pattern).", 0)
+    embed_deadline_ms: int = _setting(
+        60,
+        "Embedding work one request may wait for; past it the answer is lexical and the "
+        "catalog is embedded in the background.",
+        0,
+    )
+    embed_queue_size: int = _setting(
+        64, "Catalogs waiting for background embedding (deduplicated; dropped above).", 1
+    )
+    warmup_file: str = _setting(
+        "",
+        'JSONL file of tool catalogs (`{"tools": [...]}` per line) embedded at startup; '
+        "`/readyz` waits for it.",
+    )
+    decode_memo_tools: int = _setting(
+        20_000,
+        "Validated tool lists remembered by their raw bytes (bounded in total tools) so a "
+        "resent catalog skips decoding; 0 disables.",
+        0,
+    )
+    pipeline: PipelineKind = _setting(
+        "fast",
+        "`fast` (catalog reuse, caches, bounded cold path) or `naive` (rank_bm25 + uncached "
+        "embeddings per request: the benchmark baseline only).",
     )
 
     @classmethod

@@ -250,17 +250,6 @@ def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dic
     }
 
 
-def add_parser(sub: Any) -> None:
-    """Register the ``shadow-compare`` subcommand on an argparse subparsers object."""
-    p = sub.add_parser("shadow-compare", help="report captured decisions vs relevance picks")
-    p.add_argument("capture", type=Path, help="capture JSONL (client capture or proxy log)")
-    p.add_argument("--url", help="replay against this service (default: report the capture)")
-    p.add_argument("--token", help="bearer token for --url")
-    p.add_argument("--timeout", type=float, default=5.0, help="per-request deadline (s)")
-    p.add_argument("--html", type=Path, default=Path("shadow-report.html"))
-    p.add_argument("--json", type=Path, default=Path("shadow-summary.json"))
-
-
 def run(args: argparse.Namespace) -> int:
     """Build the report; exit 0, or 2 when the capture holds no decision."""
     from tool_selector.report_html import render  # noqa: PLC0415

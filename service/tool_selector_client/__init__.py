@@ -2,28 +2,55 @@
 
 Depends on msgspec and httpx only, so a proxy can install it without the server's
 model and ranking dependencies. ``prometheus-client`` is optional (``ClientMetrics``).
+
+Names are imported lazily (PEP 562): the server imports ``tool_selector_client.wire`` on
+every start and every exec probe, and should not pay for httpx it never uses.
 """
 
-from tool_selector_client.breaker import CircuitBreaker
-from tool_selector_client.capture import CaptureWriter
-from tool_selector_client.client import AsyncSelectorClient, SelectorClient
-from tool_selector_client.core import FAIL_REASONS, FailReason, Selection
-from tool_selector_client.definitions import (
-    SEARCH_TOOL_NAME,
-    pick_definitions,
-    search_tool_anthropic,
-    search_tool_openai,
-    search_tool_openai_responses,
-)
-from tool_selector_client.metrics import ClientMetrics, MissingDependencyError
-from tool_selector_client.rollout import AsyncRollout, Decision, Mode, Rollout
-from tool_selector_client.wire import (
-    ErrorBody,
-    Explanation,
-    SearchRequest,
-    SearchResponse,
-    Tool,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tool_selector_client.breaker import CircuitBreaker
+    from tool_selector_client.capture import CaptureWriter
+    from tool_selector_client.client import AsyncSelectorClient, SelectorClient
+    from tool_selector_client.core import FAIL_REASONS, FailReason, Selection
+    from tool_selector_client.definitions import (
+        SEARCH_TOOL_NAME,
+        pick_definitions,
+        search_tool_anthropic,
+        search_tool_openai,
+        search_tool_openai_responses,
+    )
+    from tool_selector_client.metrics import ClientMetrics, MissingDependencyError
+    from tool_selector_client.rollout import AsyncRollout, Decision, Mode, Rollout
+    from tool_selector_client.wire import (
+        ErrorBody,
+        Explanation,
+        SearchRequest,
+        SearchResponse,
+        Tool,
+    )
+
+_HOMES = {
+    "breaker": ["CircuitBreaker"],
+    "capture": ["CaptureWriter"],
+    "client": ["AsyncSelectorClient", "SelectorClient"],
+    "core": ["FAIL_REASONS", "FailReason", "Selection"],
+    "definitions": [
+        "SEARCH_TOOL_NAME",
+        "pick_definitions",
+        "search_tool_anthropic",
+        "search_tool_openai",
+        "search_tool_openai_responses",
+    ],
+    "metrics": ["ClientMetrics", "MissingDependencyError"],
+    "rollout": ["AsyncRollout", "Decision", "Mode", "Rollout"],
+    "wire": ["ErrorBody", "Explanation", "SearchRequest", "SearchResponse", "Tool"],
+}
+_WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "FAIL_REASONS",
@@ -50,3 +77,12 @@ __all__ = [
     "search_tool_openai",
     "search_tool_openai_responses",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tool_selector_client' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tool_selector_client.{module}"), name)
+    globals()[name] = value
+    return value

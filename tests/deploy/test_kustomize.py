@@ -53,10 +53,13 @@ def of_kind(overlay: str, kind: str) -> list[dict[str, Any]]:
     return [d for d in render(overlay) if d["kind"] == kind]
 
 
+def named(overlay: str, kind: str, name: str) -> dict[str, Any]:
+    (doc,) = [d for d in of_kind(overlay, kind) if d["metadata"]["name"] == name]
+    return doc
+
+
 def api_container(overlay: str) -> dict[str, Any]:
-    (deployment,) = [
-        d for d in of_kind(overlay, "Deployment") if d["metadata"]["name"] == "tool-selector"
-    ]
+    deployment = named(overlay, "Deployment", "tool-selector")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     return container
 
@@ -169,3 +172,84 @@ def test_manifest_env_is_accepted_by_the_settings(overlay: str) -> None:
     known = {f"TOOL_SELECTOR_{n.upper()}" for n in Settings.__dataclass_fields__}
     settings = Settings.from_env({k: v for k, v in env.items() if k in known or k not in PENDING})
     assert settings.tls_client_ca == "/etc/tool-selector/tls/ca.crt"
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    return bool(selector.get("matchLabels", {}).items() <= labels.items())
+
+
+def admitted(overlay: str, policy: str, pod: dict[str, str], namespace: str) -> bool:
+    """Whether NetworkPolicy ``policy`` lets a pod with ``pod`` labels in ``namespace`` in."""
+    doc = named(overlay, "NetworkPolicy", policy)
+    ns_labels = {"kubernetes.io/metadata.name": namespace}
+    for rule in doc["spec"]["ingress"]:
+        for peer in rule["from"]:
+            if "namespaceSelector" in peer:
+                ns_ok = selects(peer["namespaceSelector"], ns_labels)
+            else:
+                ns_ok = namespace == doc["metadata"]["namespace"]
+            if ns_ok and selects(peer.get("podSelector", {}), pod):
+                return True
+    return False
+
+
+def pod_labels(overlay: str, deployment: str) -> dict[str, str]:
+    doc = named(overlay, "Deployment", deployment)
+    labels: dict[str, str] = doc["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+PROXY = {"app": "llm-proxy", "tool-selector-client": "true"}
+
+
+@pytest.mark.parametrize(
+    ("policy", "pod", "namespace", "ok"),
+    [
+        ("tool-selector", PROXY, "agents", True),
+        ("tool-selector", {"app": "llm-proxy"}, "agents", False),
+        ("tool-selector-prometheus", {"app": "prometheus"}, "monitoring", True),
+        ("tool-selector-redis", "api", "tool-selector", True),
+        ("tool-selector-redis", PROXY, "tool-selector", False),
+    ],
+    ids=["proxy-in", "unlabelled-out", "prometheus-in", "api-to-redis", "proxy-not-to-redis"],
+)
+def test_network_policies_admit_only_their_peers(
+    policy: str, pod: dict[str, str] | str, namespace: str, ok: bool
+) -> None:
+    labels = pod_labels("production", "tool-selector") if pod == "api" else pod
+    assert isinstance(labels, dict)
+    assert admitted("production", policy, labels, namespace) is ok
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_api_selectors_pick_the_api_pods_and_not_redis(overlay: str) -> None:
+    api = pod_labels(overlay, "tool-selector")
+    redis = {"app.kubernetes.io/name": "tool-selector-redis"}
+    selectors = [
+        {"matchLabels": named(overlay, "Service", "tool-selector")["spec"]["selector"]},
+        *(d["spec"]["selector"] for d in of_kind(overlay, "PodDisruptionBudget")),
+        *(
+            d["spec"]["podSelector"]
+            for d in of_kind(overlay, "NetworkPolicy")
+            if d["metadata"]["name"] != "tool-selector-redis"
+        ),
+    ]
+    assert all(selects(s, api) and not selects(s, redis) for s in selectors)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_a_drain_takes_one_replica_at_a_time_at_any_hpa_scale(overlay: str) -> None:
+    (pdb,) = of_kind(overlay, "PodDisruptionBudget")
+    (hpa,) = of_kind(overlay, "HorizontalPodAutoscaler")
+    spec = pdb["spec"]
+    for replicas in (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]):
+        allowed = spec.get("maxUnavailable", replicas - spec.get("minAvailable", replicas))
+        assert allowed == 1, f"{replicas} replicas: {allowed} may go at once"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_hpa_alone_owns_the_replica_count(overlay: str) -> None:
+    """A ``replicas`` field would reset the HPA's scale on every ``kubectl apply``."""
+    (hpa,) = of_kind(overlay, "HorizontalPodAutoscaler")
+    target = named(overlay, "Deployment", hpa["spec"]["scaleTargetRef"]["name"])
+    assert "replicas" not in target["spec"]

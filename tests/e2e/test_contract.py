@@ -5,7 +5,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import ServiceProcess
+from tests.support import ServiceProcess, warm_catalog
 
 SEARCH = "/v1/tool-discovery/search"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "description": "City"}}}
@@ -16,6 +16,12 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "get_weather", "description": "Current weather forecast for a city"},
     {"name": "calendar.create_event", "description": "Schedule a meeting on the calendar"},
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm(service: ServiceProcess) -> None:
+    """Hybrid answers are what these tests pin down: embed the catalog first."""
+    warm_catalog(service.url, TOOLS)
 
 
 def search(
@@ -215,6 +221,7 @@ def test_the_spec_example(service: ServiceProcess) -> None:
         },
         {"name": "read_file", "description": "Read a file"},
     ]
+    warm_catalog(service.url, tools)
     r = search(
         service, "find files with auth middleware", tools, top_k=5, always_keep=["read_file"]
     )

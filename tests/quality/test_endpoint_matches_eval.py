@@ -1,16 +1,15 @@
 """The endpoint gives the same answers as ``tool-selector eval`` measures in process."""
 
-import time
-
 import httpx
 import msgspec
 import pytest
 
-from tests.support import ServiceProcess
+from tests.support import ServiceProcess, warm_catalog
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import SentenceTransformerEncoder
+from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.evaluation.dataset import default_bench_dir, load_dataset, pick_queries
 from tool_selector.selector import Selector
+from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 
 BENCH = default_bench_dir()
@@ -20,23 +19,17 @@ pytestmark = [
 ]
 
 
-def warm(service: ServiceProcess, tools: object) -> None:
-    """Send the catalog until the service answers it on the hybrid path (embeddings cached)."""
-    body = {"pattern": "warm up", "tools": tools}
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        r = httpx.post(service.url + "/v1/tool-discovery/search", json=body, timeout=60)
-        if r.status_code == 200 and r.headers["x-tool-selector-ranking"] == "hybrid":
-            return
-        time.sleep(0.5)
-    raise TimeoutError("catalog never answered on the hybrid path")
-
-
 def test_http_answers_equal_in_process_answers(service: ServiceProcess) -> None:
     data = load_dataset(BENCH, "metatool")
-    selector = Selector(encoder=SentenceTransformerEncoder(), cache=MemoryCache(1 << 26))
+    # the service's own encoder (default settings); a deadline that never cuts the in-process
+    # run short, as the warmed service also answers on the hybrid path
+    selector = Selector(
+        encoder=encoder_from_settings(Settings()),
+        cache=MemoryCache(1 << 26),
+        embed_deadline=float("inf"),
+    )
     tools = msgspec.to_builtins(list(data.tools))
-    warm(service, tools)
+    warm_catalog(service.url, tools)
     answered = 0
     for query in pick_queries(data.queries, "test", 12):
         request = SearchRequest(pattern=query.text, tools=list(data.tools))

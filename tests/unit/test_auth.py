@@ -2,6 +2,7 @@ import os
 from pathlib import Path
 
 import pytest
+import trustme
 
 from tool_selector import auth
 from tool_selector.auth import (
@@ -25,8 +26,9 @@ from tool_selector.settings import Settings
         (" a , ,b ,", ",", ("a", "b")),
         ("", ",", ()),
         ("a\n\n  b  \n# old key\nc # comment\n", None, ("a", "b", "c")),
+        ("k3y#s3cr3t\nx\t#tab comment\n", None, ("k3y#s3cr3t", "x")),
     ],
-    ids=["comma", "blanks-dropped", "empty", "file-lines-and-comments"],
+    ids=["comma", "blanks-dropped", "empty", "file-lines-and-comments", "hash-inside-a-token"],
 )
 def test_parse_keys(text: str, separator: str | None, keys: tuple[str, ...]) -> None:
     assert parse_keys(text, separator) == keys
@@ -64,6 +66,18 @@ def test_key_ring_keeps_keys_when_the_file_vanishes(
     ring = KeyRing(path=path)
     path.unlink()
     assert ring.accepts("k")
+
+
+@pytest.mark.parametrize("later", ["", "# all keys removed\n"], ids=["truncated", "comments-only"])
+def test_key_ring_with_an_emptied_file_refuses_everyone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, later: str
+) -> None:
+    monkeypatch.setattr(auth, "FILE_CHECK_INTERVAL", 0.0)
+    path = tmp_path / "keys"
+    path.write_text("k\n")
+    ring = KeyRing(path=path)
+    path.write_text(later)
+    assert (ring.enabled, ring.accepts("k")) == (True, False)
 
 
 def test_missing_keys_file_fails_at_startup(tmp_path: Path) -> None:
@@ -117,13 +131,18 @@ def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 
 
-@pytest.fixture
-def pem(tmp_path: Path) -> dict[str, str]:
-    files = {}
-    for name in ("cert", "key", "ca"):
-        path = tmp_path / f"{name}.pem"
-        path.write_text("x")
-        files[name] = str(path)
+@pytest.fixture(scope="module")
+def pem(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A real server cert/key, its CA, another cert's key, and a file with no PEM in it."""
+    tmp = tmp_path_factory.mktemp("pem")
+    ca = trustme.CA()
+    leaf, other = ca.issue_cert("127.0.0.1"), ca.issue_cert("other.test")
+    files = {name: str(tmp / f"{name}.pem") for name in ("cert", "key", "ca", "other", "text")}
+    leaf.cert_chain_pems[0].write_to_path(files["cert"])
+    leaf.private_key_pem.write_to_path(files["key"])
+    ca.cert_pem.write_to_path(files["ca"])
+    other.private_key_pem.write_to_path(files["other"])
+    Path(files["text"]).write_text("not a certificate\n")
     return files
 
 
@@ -136,6 +155,24 @@ def test_half_configured_tls_is_refused(pem: dict[str, str], fields: tuple[str, 
     names = {"cert": "tls_cert", "key": "tls_key", "ca": "tls_client_ca"}
     with pytest.raises(ConfigError, match="TLS needs both"):
         tls_config(Settings(**{names[f]: pem[f] for f in fields}))
+
+
+@pytest.mark.parametrize(
+    ("cert", "key", "ca", "names"),
+    [
+        ("text", "key", "", "TOOL_SELECTOR_TLS_CERT"),
+        ("cert", "other", "", "TOOL_SELECTOR_TLS_KEY"),
+        ("cert", "key", "text", "TOOL_SELECTOR_TLS_CLIENT_CA"),
+        ("cert", "key", "key", "TOOL_SELECTOR_TLS_CLIENT_CA"),
+    ],
+    ids=["cert-not-pem", "key-of-another-cert", "client-ca-not-pem", "client-ca-is-a-key"],
+)
+def test_unusable_tls_files_are_refused_naming_the_key(
+    pem: dict[str, str], cert: str, key: str, ca: str, names: str
+) -> None:
+    settings = Settings(tls_cert=pem[cert], tls_key=pem[key], tls_client_ca=pem.get(ca, ""))
+    with pytest.raises(ConfigError, match=names):
+        tls_config(settings)
 
 
 def test_missing_tls_file_is_refused_naming_the_key(pem: dict[str, str]) -> None:

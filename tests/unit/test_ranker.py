@@ -1,5 +1,7 @@
 """Selection rules of SPEC.md, one behaviour each (fake encoder where embeddings matter)."""
 
+import math
+
 import pytest
 
 from tests.fakes import HashingEncoder
@@ -25,7 +27,11 @@ def pick(
     tools: list[Tool] | None = None,
     lexical: bool = False,
 ) -> list[str]:
-    selector = Selector(encoder=None if lexical else HashingEncoder(), cache=MemoryCache(1 << 20))
+    selector = Selector(
+        encoder=None if lexical else HashingEncoder(),
+        cache=MemoryCache(1 << 20),
+        embed_deadline=math.inf,
+    )
     request = SearchRequest(
         pattern=pattern, tools=tools or CATALOG, top_k=top_k, always_keep=list(keep)
     )
@@ -139,7 +145,7 @@ def test_empty_tool_list_answers_empty() -> None:
 
 def test_tool_embeddings_are_cached_across_requests() -> None:
     encoder = HashingEncoder()
-    selector = Selector(encoder=encoder, cache=MemoryCache(1 << 20))
+    selector = Selector(encoder=encoder, cache=MemoryCache(1 << 20), embed_deadline=math.inf)
     request = SearchRequest(pattern="weather", tools=CATALOG)
     first = selector.select(request)
     second = selector.select(request)

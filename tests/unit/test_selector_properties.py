@@ -55,7 +55,8 @@ def request_strategy() -> st.SearchStrategy[SearchRequest]:
     )
 
 
-SELECTOR = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20))
+# no embedding deadline: these properties are about ranking, not the cold path
+SELECTOR = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20), embed_deadline=math.inf)
 LEXICAL = Selector(encoder=None)
 
 
@@ -72,6 +73,12 @@ def test_answer_is_a_unique_subset_within_top_k(request: SearchRequest) -> None:
 @given(request_strategy())
 def test_answer_is_deterministic(request: SearchRequest) -> None:
     assert SELECTOR.select(request).ranking.names == SELECTOR.select(request).ranking.names
+
+
+@settings(max_examples=100, deadline=None)
+@given(request_strategy())
+def test_lexical_answer_is_deterministic(request: SearchRequest) -> None:
+    assert LEXICAL.select(request).ranking.names == LEXICAL.select(request).ranking.names
 
 
 @settings(max_examples=150, deadline=None)

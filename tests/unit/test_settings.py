@@ -6,7 +6,7 @@ from tool_selector.settings import Settings, settings_table
 
 def test_defaults_are_the_embedded_setup() -> None:
     s = Settings.from_env({})
-    assert (s.host, s.port, s.encoder) == ("127.0.0.1", 8080, "sentence-transformers")
+    assert (s.host, s.port, s.encoder) == ("127.0.0.1", 8080, "onnx-int8")
 
 
 def test_values_are_parsed_by_type() -> None:

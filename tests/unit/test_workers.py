@@ -1,3 +1,4 @@
+import contextlib
 import threading
 
 import anyio
@@ -52,3 +53,19 @@ def test_never_more_than_size_at_once() -> None:
 
     anyio.run(scenario)
     assert peak == 2
+
+
+def test_a_failing_function_gives_its_slot_back() -> None:
+    pool = WorkerPool(1)
+
+    def boom(_: int) -> int:
+        raise ValueError("boom")
+
+    async def scenario() -> int:
+        with anyio.fail_after(5):
+            for _ in range(2):
+                with contextlib.suppress(ValueError):
+                    await pool.run(boom, 0)
+            return await pool.run(abs, -3)
+
+    assert anyio.run(scenario) == 3

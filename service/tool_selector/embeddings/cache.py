@@ -1,4 +1,7 @@
-"""Embedding caches: a protocol, a bytes-bounded in-process LRU, and a no-op.
+"""Embedding caches: a protocol, a bytes-bounded in-process LRU, a no-op, and the tiering.
+
+Tiers (``TieredCache``): memory first, then Redis (``redis_cache.RedisCache``); Redis hits
+are copied into memory, and writes go to both (Redis's off the request path).
 
 Keys are ``sha256(model id, text-format version, tool text)``, so a changed description
 is a different key (never a stale vector), and vectors from another model never mix in.
@@ -9,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from tool_selector.ranking.dense import FloatArray
+
+#: Called after each lookup with (tier name, hits, misses); wired to the cache metric.
+CacheObserver = Callable[[str, int, int], None]
 
 
 def embedding_key(model_id: str, text_format_version: int, text: str) -> bytes:
@@ -33,9 +39,21 @@ class EmbeddingCache(Protocol):
 
     name: str
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]: ...
+    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
+        """The vector stored under each key, or ``None``; never raises for backend trouble."""
+        ...
 
-    def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None: ...
+    def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
+        """Store vectors; may return before they are visible (see ``flush``)."""
+        ...
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until earlier ``put_many`` calls are visible; True if they are."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and threads."""
+        ...
 
 
 class NullCache:
@@ -49,14 +67,21 @@ class NullCache:
     def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
         return None
 
+    def flush(self, timeout: float = 5.0) -> bool:
+        return True
+
+    def close(self) -> None:
+        return None
+
 
 class MemoryCache:
     """Least-recently-used in-process cache bounded by the bytes of the vectors it holds."""
 
     name = "memory"
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, observer: CacheObserver | None = None) -> None:
         self._max_bytes = max_bytes
+        self._observer = observer
         self._bytes = 0
         self._items: OrderedDict[bytes, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
@@ -76,7 +101,16 @@ class MemoryCache:
                 if vec is not None:
                     self._items.move_to_end(key)
                 out.append(vec)
+        if self._observer and keys:
+            hits = sum(v is not None for v in out)
+            self._observer(self.name, hits, len(keys) - hits)
         return out
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        return True
+
+    def close(self) -> None:
+        return None
 
     def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
         with self._lock:
@@ -93,3 +127,39 @@ class MemoryCache:
                 while self._bytes > self._max_bytes:
                     _, evicted = self._items.popitem(last=False)
                     self._bytes -= evicted.nbytes
+
+
+class TieredCache:
+    """Memory in front of a shared tier: read memory, then the shared tier for the misses
+    (one batch), and copy shared hits into memory. Writes go to both."""
+
+    name = "tiered"
+
+    def __init__(self, near: EmbeddingCache, far: EmbeddingCache) -> None:
+        self.near = near
+        self.far = far
+
+    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
+        out = self.near.get_many(keys)
+        missing = [i for i, v in enumerate(out) if v is None]
+        if not missing:
+            return out
+        found = self.far.get_many([keys[i] for i in missing])
+        fill: list[tuple[bytes, FloatArray]] = []
+        for i, vec in zip(missing, found, strict=True):
+            if vec is not None:
+                out[i] = vec
+                fill.append((keys[i], vec))
+        self.near.put_many(fill)
+        return out
+
+    def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
+        self.near.put_many(items)
+        self.far.put_many(items)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        return self.near.flush(timeout) and self.far.flush(timeout)
+
+    def close(self) -> None:
+        self.near.close()
+        self.far.close()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
+from tool_selector.errors import ConfigError
 from tool_selector.evaluation.dataset import DATASETS, DatasetError, default_bench_dir
+from tool_selector.settings import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation, print the table and the JSON, write the results file."""
-    from tool_selector.embeddings.encoder import SentenceTransformerEncoder  # noqa: PLC0415
+    from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
     from tool_selector.evaluation.report import markdown, write  # noqa: PLC0415
     from tool_selector.evaluation.runner import EvalConfig, Evaluator  # noqa: PLC0415
 
@@ -71,7 +74,15 @@ def run(args: argparse.Namespace) -> int:
     )
     command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
     try:
-        report = Evaluator(SentenceTransformerEncoder(), config).run()
+        encoder = encoder_from_settings(Settings.from_env(os.environ))
+    except ConfigError as exc:
+        sys.stderr.write(f"tool-selector eval: {exc}\n")
+        return 2
+    if encoder is None:
+        sys.stderr.write("tool-selector eval: needs an encoder (TOOL_SELECTOR_ENCODER=none)\n")
+        return 2
+    try:
+        report = Evaluator(encoder, config).run()
     except DatasetError as exc:
         sys.stderr.write(f"tool-selector eval: {exc}\n")
         return 2

@@ -14,6 +14,7 @@ nothing, next to the share of the dataset's own queries answered with nothing.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import time
 from collections.abc import Iterable, Sequence
@@ -123,7 +124,9 @@ class Evaluator:
         self.encoder = encoder
         self.config = config
         self.cache = MemoryCache(_CACHE_BYTES)
-        self.selector = Selector(encoder=encoder, cache=self.cache)
+        # no embedding deadline: eval measures the hybrid answer a warm catalog gets, not the
+        # lexical stand-in a cold catalog gets for its first requests
+        self.selector = Selector(encoder=encoder, cache=self.cache, embed_deadline=math.inf)
         self._datasets: dict[str, Dataset] = {}
 
     def dataset(self, name: str) -> Dataset:

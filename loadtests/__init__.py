@@ -1,0 +1,1 @@
+"""Load tests: a Locust mix (``locustfile.py``) and a bounded benchmark (``bench.py``)."""

@@ -1,0 +1,421 @@
+"""Bounded open-loop benchmark: ``python -m loadtests.bench [--quick]``.
+
+Starts the service on loopback (``tool-selector serve``, warm-up file with the warm catalogs),
+offers requests at a fixed rate for a fixed time per scenario (latency measured from each
+request's *scheduled* send time, so queueing is counted), then does the same against the
+naive baseline (``TOOL_SELECTOR_PIPELINE=naive``: rank_bm25 + uncached embeddings per
+request) and prints the table and the throughput ratio. ``--update-readme`` rewrites the
+table in ``loadtests/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import redis
+from tests.support import ServiceProcess, free_port, start_service
+
+from loadtests import workload
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "loadtests" / "README.md"
+SEARCH = "/v1/tool-discovery/search"
+
+
+@dataclass
+class Scenario:
+    name: str
+    rate: float
+    bodies: list[bytes]
+    expect: str  # ranking path the scenario is about ("hybrid" warm, "lexical" cold)
+    prime: bool = True  # send each distinct body once, one at a time, before the open loop
+
+
+@dataclass
+class Result:
+    scenario: str
+    server: str
+    rate: float
+    sent: int = 0
+    ok: int = 0
+    failed: int = 0
+    elapsed: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    paths: dict[str, int] = field(default_factory=dict)
+    solo: list[float] = field(default_factory=list)
+    query_hits: float = float("nan")
+
+    def pct(self, q: float, solo: bool = False) -> float:
+        xs = sorted(self.solo if solo else self.latencies)
+        if not xs:
+            return float("nan")
+        return xs[min(len(xs) - 1, int(q / 100 * len(xs)))] * 1000
+
+    @property
+    def throughput(self) -> float:
+        return self.ok / self.elapsed if self.elapsed else 0.0
+
+
+async def _request(host: str, port: int, body: bytes, conns: list[object]) -> tuple[int, str]:
+    """One POST over a pooled keep-alive connection (raw HTTP/1.1: the client must be cheap)."""
+    if conns:
+        reader, writer = conns.pop()  # type: ignore[misc]
+    else:
+        reader, writer = await asyncio.open_connection(host, port)
+    head = (
+        f"POST {SEARCH} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    writer.write(head + body)
+    status_line = await reader.readline()
+    length, path = 0, ""
+    while True:
+        line = await reader.readline()
+        if line in (b"\r\n", b""):
+            break
+        key, _, value = line.decode().partition(":")
+        if key.lower() == "content-length":
+            length = int(value)
+        elif key.lower() == "x-tool-selector-ranking":
+            path = value.strip()
+    await reader.readexactly(length)
+    conns.append((reader, writer))
+    return int(status_line.split()[1]), path
+
+
+async def open_loop(url: str, scenario: Scenario, duration: float, limit: float) -> Result:
+    """Send ``rate * duration`` requests on schedule, each on its own task; collect latencies."""
+    host, port = url.removeprefix("http://").split(":")
+    conns: list[object] = []
+    result = Result(scenario.name, "", scenario.rate)
+    n = max(1, int(scenario.rate * duration))
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    last_done = start
+
+    async def one(i: int, scheduled: float) -> None:
+        nonlocal last_done
+        try:
+            status, path = await asyncio.wait_for(
+                _request(host, int(port), scenario.bodies[i % len(scenario.bodies)], conns),
+                limit,
+            )
+        except (TimeoutError, OSError, ValueError, IndexError, asyncio.IncompleteReadError):
+            result.failed += 1
+            return
+        if status != 200:
+            result.failed += 1
+            return
+        now = loop.time()
+        last_done = max(last_done, now)
+        result.ok += 1
+        result.latencies.append(now - scheduled)
+        result.paths[path] = result.paths.get(path, 0) + 1
+
+    tasks = []
+    for i in range(n):
+        scheduled = start + i / scenario.rate
+        delay = scheduled - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(i, scheduled)))
+    await asyncio.gather(*tasks)
+    result.sent = n
+    result.elapsed = max(last_done - start, duration)
+    for _, writer in conns:  # type: ignore[misc]
+        writer.close()
+    return result
+
+
+async def closed_loop(url: str, scenario: Scenario, n: int) -> list[float]:
+    """``n`` requests one after another: service time without queueing."""
+    host, port = url.removeprefix("http://").split(":")
+    conns: list[object] = []
+    loop = asyncio.get_running_loop()
+    out = []
+    for i in range(n):
+        start = loop.time()
+        await _request(host, int(port), scenario.bodies[-1 - i % len(scenario.bodies)], conns)
+        out.append(loop.time() - start)
+    for _, writer in conns:  # type: ignore[misc]
+        writer.close()
+    return out
+
+
+def _query_cache(url: str) -> tuple[float, float]:
+    text = httpx.get(url + "/metrics").text
+    found = dict(
+        re.findall(r'^tool_selector_query_cache_total\{result="(\w+)"\} (\S+)$', text, re.M)
+    )
+    return float(found.get("hit", 0)), float(found.get("miss", 0))
+
+
+def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
+    rng = random.Random(7)
+    pats = workload.patterns(rng, 400)
+    small, large = workload.catalog(300), workload.catalog(4000, offset=76)
+    warm300 = [workload.body(p, small) for p in pats]
+    out = [Scenario("warm @300 tools", args.rate_naive if naive else args.rate, warm300, "hybrid")]
+    if naive:
+        return out
+    fresh_n = max(1, int(args.rate_fresh * args.duration))
+    out.append(
+        Scenario(
+            "warm @300, new patterns",
+            args.rate_fresh,
+            [
+                workload.body(f"{p} {rng.choice(pats).split()[0]} #{i}", small)
+                for i, p in enumerate(workload.patterns(rng, fresh_n + args.solo))
+            ],
+            "hybrid",
+            prime=False,
+        )
+    )
+    out.append(
+        Scenario(
+            "warm @4,000 tools",
+            args.rate_large,
+            [workload.body(p, large) for p in pats[:60]],
+            "hybrid",
+        )
+    )
+    cold_n = max(1, int(args.rate_cold * args.duration)) + args.solo  # solo uses the tail
+    out.append(
+        Scenario(
+            "cold @300 tools",
+            args.rate_cold,
+            [
+                workload.body(pats[i % len(pats)], workload.fresh_catalog(rng, 300))
+                for i in range(cold_n)
+            ],
+            "lexical",
+            prime=False,
+        )
+    )
+    return out
+
+
+def _start(tmp: Path, env: dict[str, str]) -> ServiceProcess:
+    return start_service(tmp, env, timeout=3600)
+
+
+def _warm(url: str, body: bytes, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = httpx.post(
+            url + SEARCH, content=body, headers={"content-type": "application/json"}, timeout=60
+        )
+        if r.headers.get("x-tool-selector-ranking") == "hybrid":
+            return
+        time.sleep(0.5)
+    raise TimeoutError("catalog never became warm")
+
+
+class BenchRedis:
+    """A redis-server whose data survives between benchmark runs (``--redis-dir``), so a
+    re-run warms its catalogs from Redis (the shared tier) instead of re-embedding them."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(data_dir),
+                "--dbfilename",
+                "bench.rdb",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if redis.Redis.from_url(self.url).ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.1)
+        raise RuntimeError("redis-server did not start")
+
+    def save(self) -> None:
+        client = redis.Redis.from_url(self.url)
+        print(f"# redis holds {client.dbsize()} embeddings; saving", file=sys.stderr)
+        client.save()
+
+    def stop(self) -> None:
+        self.save()
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def run(args: argparse.Namespace) -> list[Result]:
+    results: list[Result] = []
+    tmp = Path(tempfile.mkdtemp(prefix="tool-selector-bench-"))
+    shared = None if args.no_redis else BenchRedis(args.redis_dir)
+    warmup = tmp / "warmup.jsonl"
+    warmup.write_text(
+        "\n".join(
+            json.dumps({"tools": t})
+            for t in (workload.catalog(300), workload.catalog(4000, offset=76))
+        )
+    )
+    base = {"TOOL_SELECTOR_ENCODER": args.encoder, "TOOL_SELECTOR_LOG_LEVEL": "WARNING"}
+    fast_env = {**base, "TOOL_SELECTOR_WARMUP_FILE": str(warmup)}
+    if shared:
+        fast_env["TOOL_SELECTOR_REDIS_URL"] = shared.url
+    servers = [("fast", fast_env)]
+    if not args.skip_naive:
+        servers.append(("naive", {**base, "TOOL_SELECTOR_PIPELINE": "naive"}))
+    try:
+        for server, env in servers:
+            began = time.monotonic()
+            proc = _start(tmp, env)
+            print(f"# {server} server ready in {time.monotonic() - began:.0f}s", file=sys.stderr)
+            if shared and server == "fast":
+                shared.save()
+            try:
+                for scenario in _scenarios(args, naive=server == "naive"):
+                    if scenario.expect == "hybrid" and server == "fast":
+                        _warm(proc.url, scenario.bodies[0])
+                    if server == "naive":
+                        n_solo = min(args.solo, 3)
+                    elif scenario.prime:
+                        n_solo = len(set(scenario.bodies))
+                    else:
+                        n_solo = args.solo
+                    solo = asyncio.run(closed_loop(proc.url, scenario, n_solo))
+                    before = _query_cache(proc.url)
+                    r = asyncio.run(open_loop(proc.url, scenario, args.duration, args.timeout))
+                    after = _query_cache(proc.url)
+                    r.server = server
+                    r.solo = solo
+                    hits, misses = after[0] - before[0], after[1] - before[1]
+                    r.query_hits = hits / (hits + misses) if hits + misses else float("nan")
+                    results.append(r)
+                    print(_row(r), file=sys.stderr)
+            finally:
+                proc.stop()
+    finally:
+        if shared:
+            shared.stop()
+    return results
+
+
+def _row(r: Result) -> str:
+    paths = ", ".join(f"{k or '-'} {v}" for k, v in sorted(r.paths.items()))
+    return (
+        f"| {r.server} | {r.scenario} | {r.rate:g} | {r.sent} | {r.ok} | {r.failed} | "
+        f"{r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | {r.throughput:.1f} | "
+        f"{r.pct(50, solo=True):.1f} / {r.pct(99, solo=True):.1f} | {r.query_hits:.0%} | {paths} |"
+    )
+
+
+def table(results: list[Result], args: argparse.Namespace) -> str:
+    load = os.getloadavg()
+    lines = [
+        f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {platform.node()} "
+        f"({os.cpu_count()} CPUs, {platform.processor() or platform.machine()}), "
+        f"load average before {args.load_before}, after {load[0]:.2f} {load[1]:.2f} "
+        f"{load[2]:.2f}, "
+        f"encoder `{args.encoder}`, {args.duration:g}s per scenario.",
+        "",
+        f"Command: `{' '.join(['python', '-m', 'loadtests.bench', *sys.argv[1:]])}`",
+        "",
+        "| server | scenario | offered req/s | sent | ok | failed | p50 ms | p95 ms | p99 ms | "
+        "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits (open loop) | "
+        "answered by |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [_row(r) for r in results]
+    fast = next(
+        (r for r in results if r.server == "fast" and r.scenario.startswith("warm @300")), None
+    )
+    naive = next((r for r in results if r.server == "naive"), None)
+    if fast and naive and naive.throughput:
+        lines += [
+            "",
+            "Warm @300 throughput ratio fast / naive: "
+            f"**{fast.throughput / naive.throughput:.0f}x**",
+        ]
+    return "\n".join(lines)
+
+
+def update_readme(text: str) -> None:
+    readme = README.read_text()
+    block = f"<!-- bench:start -->\n{text}\n<!-- bench:end -->"
+    README.write_text(
+        re.sub(r"<!-- bench:start -->.*<!-- bench:end -->", block, readme, flags=re.S)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m loadtests.bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="10 s per scenario (default 30 s)")
+    parser.add_argument("--duration", type=float, help="seconds per scenario")
+    parser.add_argument("--rate", type=float, default=200, help="warm @300 offered req/s")
+    parser.add_argument("--rate-large", type=float, default=40, help="warm @4,000 offered req/s")
+    parser.add_argument("--rate-cold", type=float, default=5, help="cold @300 offered req/s")
+    parser.add_argument(
+        "--rate-fresh", type=float, default=40, help="warm @300 with new patterns, offered req/s"
+    )
+    parser.add_argument("--rate-naive", type=float, default=4, help="naive offered req/s")
+    parser.add_argument("--timeout", type=float, default=30, help="client timeout per request, s")
+    parser.add_argument(
+        "--encoder", default="onnx-int8", choices=["onnx-int8", "sentence-transformers"]
+    )
+    parser.add_argument(
+        "--solo", type=int, default=40, help="one-at-a-time requests before each open-loop run"
+    )
+    parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument(
+        "--redis-dir",
+        type=Path,
+        default=ROOT / "loadtests" / ".cache",
+        help="where the benchmark's redis-server keeps embeddings between runs",
+    )
+    parser.add_argument("--no-redis", action="store_true", help="no shared tier: embed afresh")
+    parser.add_argument("--update-readme", action="store_true", help="rewrite loadtests/README.md")
+    args = parser.parse_args(argv)
+    args.duration = args.duration or (10.0 if args.quick else 30.0)
+    args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    results = run(args)
+    text = table(results, args)
+    print(text)
+    if args.update_readme:
+        update_readme(text)
+    return 0 if all(r.failed == 0 for r in results if r.server == "fast") else 1
+
+
+if __name__ == "__main__":
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - granian[uvloop] brings it
+        pass
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Request bodies built from the shared retrieval benchmarks (``/work/shared/bench`` or
+``TOOL_SELECTOR_BENCH_DIR``): catalogs of real tool definitions and a mix of sentence and
+keyword patterns. Shared by the benchmark and the Locust file."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(os.environ.get("TOOL_SELECTOR_BENCH_DIR", "/work/shared/bench"))
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[0-9]+")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Tools (as provider definitions) and patterns of one benchmark folder."""
+
+    tools: list[dict[str, Any]]
+    sentences: list[str]
+    keywords: list[str]
+
+
+@cache
+def corpus(name: str = "sealtools") -> Corpus:
+    folder = BENCH_DIR / name
+    tools = []
+    keywords = []
+    for line in (folder / "tools.jsonl").read_text().splitlines():
+        t = json.loads(line)
+        function = {"name": t["name"], "description": t.get("description") or ""}
+        if t.get("parameters"):
+            function["parameters"] = t["parameters"]
+        tools.append(
+            {
+                "name": t["name"],
+                "description": t.get("description") or "",
+                "definition": {"type": "function", "function": function},
+            }
+        )
+        keywords.append(" ".join(w.lower() for w in _WORDS.findall(t["name"])[:3]))
+    sentences = [
+        json.loads(line)["query"] for line in (folder / "queries.jsonl").read_text().splitlines()
+    ]
+    return Corpus(tools=tools, sentences=sentences, keywords=keywords)
+
+
+def patterns(rng: random.Random, n: int, name: str = "sealtools") -> list[str]:
+    """``n`` patterns: half the benchmark's sentence queries, half keyword-style ones."""
+    c = corpus(name)
+    return [rng.choice(c.sentences if i % 2 else c.keywords) for i in range(n)]
+
+
+def catalog(size: int, offset: int = 0, name: str = "sealtools") -> list[dict[str, Any]]:
+    """A fixed catalog: ``size`` consecutive tools from ``offset`` (wrapping around)."""
+    tools = corpus(name).tools
+    return [tools[(offset + i) % len(tools)] for i in range(size)]
+
+
+def fresh_catalog(rng: random.Random, size: int, name: str = "sealtools") -> list[dict[str, Any]]:
+    """A never-seen catalog: sampled tools whose descriptions carry a unique marker, so no
+    embedding of it is cached anywhere (the cold path)."""
+    marker = f"rev{rng.getrandbits(48):x}"
+    out = []
+    for tool in rng.sample(corpus(name).tools, size):
+        function = dict(tool["definition"]["function"])
+        function["description"] = f"{function['description']} ({marker})"
+        out.append(
+            {
+                "name": tool["name"],
+                "description": function["description"],
+                "definition": {"type": "function", "function": function},
+            }
+        )
+    return out
+
+
+def body(pattern: str, tools: list[dict[str, Any]], top_k: int = 5) -> bytes:
+    return json.dumps({"pattern": pattern, "top_k": top_k, "tools": tools}).encode()

@@ -1,0 +1,277 @@
+"""Reuse across requests: built catalogs, stacked tool-embedding matrices, query vectors, and
+the background embedding work behind the bounded cold path.
+
+- ``CatalogCache``: LRU of catalogs keyed by a fingerprint of the (deduplicated) tools,
+  bounded by the total number of tools held. An entry keeps the built ``Catalog`` (texts,
+  BM25 index) and, once every tool is embedded, the stacked embedding matrix per model.
+- ``QueryCache``: LRU of query embeddings keyed by (model id, pattern).
+- ``EmbeddingJobs``: at most one embedding job per catalog fingerprint (deduplicated), run
+  inline when predicted to fit the request's deadline, otherwise on a background thread fed by
+  a bounded queue (dropped, and counted, when full). It keeps a moving average of the
+  encoder's seconds per text to make that prediction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import msgspec
+import numpy as np
+
+from tool_selector.embeddings.cache import embedding_key
+from tool_selector.ranking.catalog import Catalog
+from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.text import TEXT_FORMAT_VERSION
+from tool_selector_client.wire import Tool
+
+_log = logging.getLogger("tool_selector.embedding_jobs")
+_ENCODE = msgspec.json.Encoder(order="deterministic")
+
+JobEvent = Literal["inline", "queued", "dropped", "done", "failed"]
+
+
+def fingerprint(unique_tools: Sequence[Tool]) -> str:
+    """Identity of a deduplicated tool list: blake2b of its canonical JSON (order matters)."""
+    return hashlib.blake2b(_ENCODE.encode(unique_tools), digest_size=16).hexdigest()
+
+
+@dataclass(slots=True)
+class CatalogEntry:
+    """A built catalog plus what reuse adds: dense texts, embedding keys and matrix per model."""
+
+    catalog: Catalog
+    dense_texts: list[str]
+    _keys: dict[str, list[bytes]] = field(default_factory=dict)
+    _matrices: dict[str, FloatArray] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, catalog: Catalog) -> CatalogEntry:
+        return cls(catalog=catalog, dense_texts=[t.dense_text() for t in catalog.texts])
+
+    def keys(self, model_id: str) -> list[bytes]:
+        """Embedding-cache keys of the tool texts for ``model_id`` (computed once)."""
+        keys = self._keys.get(model_id)
+        if keys is None:
+            keys = [embedding_key(model_id, TEXT_FORMAT_VERSION, t) for t in self.dense_texts]
+            self._keys[model_id] = keys
+        return keys
+
+    def matrix(self, model_id: str) -> FloatArray | None:
+        return self._matrices.get(model_id)
+
+    def set_matrix(self, model_id: str, matrix: FloatArray) -> None:
+        matrix.setflags(write=False)
+        self._matrices[model_id] = matrix
+
+
+class CatalogCache:
+    """LRU of ``CatalogEntry`` by fingerprint, bounded by the total tools held (0 = off)."""
+
+    def __init__(self, max_tools: int) -> None:
+        self._max_tools = max_tools
+        self._tools = 0
+        self._items: OrderedDict[str, CatalogEntry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: str) -> CatalogEntry | None:
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is not None:
+                self._items.move_to_end(key)
+            return entry
+
+    def put(self, key: str, entry: CatalogEntry) -> CatalogEntry:
+        """Store ``entry`` unless another thread stored one first; return the stored one."""
+        size = len(entry.catalog)
+        with self._lock:
+            existing = self._items.get(key)
+            if existing is not None:
+                return existing
+            if size > self._max_tools:
+                return entry
+            self._items[key] = entry
+            self._tools += size
+            while self._tools > self._max_tools:
+                _, evicted = self._items.popitem(last=False)
+                self._tools -= len(evicted.catalog)
+            return entry
+
+
+class QueryCache:
+    """LRU of query embeddings keyed by (model id, pattern), bounded by count (0 = off)."""
+
+    def __init__(self, max_items: int) -> None:
+        self._max = max_items
+        self._items: OrderedDict[tuple[str, str], FloatArray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, model_id: str, pattern: str) -> FloatArray | None:
+        with self._lock:
+            vec = self._items.get((model_id, pattern))
+            if vec is not None:
+                self._items.move_to_end((model_id, pattern))
+            return vec
+
+    def put(self, model_id: str, pattern: str, vec: FloatArray) -> None:
+        if self._max <= 0:
+            return
+        vec.setflags(write=False)
+        with self._lock:
+            self._items[(model_id, pattern)] = vec
+            self._items.move_to_end((model_id, pattern))
+            while len(self._items) > self._max:
+                self._items.popitem(last=False)
+
+
+class Job:
+    """One catalog's embedding work; requests for the same catalog share it."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.background = False
+        self.result: FloatArray | None = None
+        self._done = threading.Event()
+
+    def finish(self, result: FloatArray | None) -> None:
+        self.result = result
+        self._done.set()
+
+    def wait(self, timeout: float) -> FloatArray | None:
+        """The matrix if the job finished within ``timeout`` seconds, else ``None``."""
+        if timeout <= 0 and not self._done.is_set():
+            return None
+        self._done.wait(max(timeout, 0.0))
+        return self.result
+
+
+class EmbeddingJobs:
+    """Deduplicated embedding jobs: inline when they fit a deadline, else background."""
+
+    def __init__(
+        self,
+        max_queued: int = 64,
+        seconds_per_text: float = 0.015,
+        on_event: Callable[[JobEvent], None] | None = None,
+    ) -> None:
+        self._queue: queue.Queue[tuple[Job, Callable[[], FloatArray]]] = queue.Queue(
+            maxsize=max(max_queued, 1)
+        )
+        self._inflight: dict[str, Job] = {}
+        self._lock = threading.Lock()
+        self._on_event = on_event
+        self._seconds_per_text = seconds_per_text
+        self._thread: threading.Thread | None = None
+
+    @property
+    def depth(self) -> int:
+        """Background jobs queued or running."""
+        with self._lock:
+            return sum(1 for j in self._inflight.values() if j.background)
+
+    def estimate(self, texts: int) -> float:
+        """Predicted seconds to encode ``texts`` tool texts on this machine."""
+        return texts * self._seconds_per_text
+
+    def observe(self, texts: int, seconds: float) -> None:
+        """Feed a measured encode into the moving average (batches of 8+ only)."""
+        if texts >= 8:
+            self._seconds_per_text += 0.3 * (seconds / texts - self._seconds_per_text)
+
+    def claim(self, key: str) -> tuple[Job, bool]:
+        """The job for ``key``, and True when the caller created it (and must run or queue it)."""
+        with self._lock:
+            job = self._inflight.get(key)
+            if job is not None:
+                return job, False
+            job = self._inflight[key] = Job(key)
+            return job, True
+
+    def run_inline(self, job: Job, task: Callable[[], FloatArray]) -> FloatArray:
+        """Run ``task`` in the calling thread for ``job`` (its owner); waiters get the result."""
+        self._emit("inline")
+        result: FloatArray | None = None
+        try:
+            result = task()
+            return result
+        finally:
+            self._release(job, result)
+
+    def enqueue(self, job: Job, task: Callable[[], FloatArray]) -> bool:
+        """Queue ``task`` for the background thread; False (job dropped) when the queue is full."""
+        job.background = True
+        try:
+            self._queue.put_nowait((job, task))
+        except queue.Full:
+            self._release(job, None)
+            self._emit("dropped")
+            return False
+        self._emit("queued")
+        self._ensure_thread()
+        return True
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until no background job is queued or running (tests, warm-up)."""
+        deadline = time.monotonic() + timeout
+        while self.depth and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.depth == 0
+
+    def _ensure_thread(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="embedding-jobs", daemon=True
+                )
+                self._thread.start()
+
+    def _work(self) -> None:
+        _lower_priority()
+        while True:
+            job, task = self._queue.get()
+            result: FloatArray | None = None
+            try:
+                result = task()
+                self._emit("done")
+            except Exception:  # a failed job must not kill the worker; the next request retries
+                _log.exception("background embedding failed")
+                self._emit("failed")
+            finally:
+                self._release(job, result)
+
+    def _release(self, job: Job, result: FloatArray | None) -> None:
+        with self._lock:
+            if self._inflight.get(job.key) is job:
+                del self._inflight[job.key]
+        job.finish(result)
+
+    def _emit(self, event: JobEvent) -> None:
+        if self._on_event:
+            self._on_event(event)
+
+
+def _lower_priority() -> None:
+    """Nice this thread (Linux: per-thread), so background embedding yields CPU to requests."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not permitted
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+def stack(rows: Sequence[FloatArray | None], dim: int) -> FloatArray:
+    """Rows stacked into one (n, dim) float32 matrix; ``None`` rows become zeros."""
+    matrix = np.zeros((len(rows), dim), dtype=np.float32)
+    for i, vec in enumerate(rows):
+        if vec is not None:
+            matrix[i] = vec
+    return matrix

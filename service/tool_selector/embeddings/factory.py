@@ -1,0 +1,22 @@
+"""The encoder a Settings object asks for: one place, used by the app and by ``eval``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
+from tool_selector.settings import Settings
+
+
+def encoder_from_settings(settings: Settings) -> Encoder | None:
+    """Build the configured encoder (slow: loads a model); ``None`` for lexical-only ranking."""
+    if settings.encoder == "none":
+        return None
+    if settings.encoder == "onnx-int8":
+        from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
+
+        return OnnxEncoder()
+    path = Path(settings.model_path) if settings.model_path else None
+    return SentenceTransformerEncoder(
+        model_path=path, model_id=settings.model_path or BUNDLED_MODEL_ID
+    )

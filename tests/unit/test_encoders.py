@@ -1,0 +1,35 @@
+"""The int8 ONNX encoder agrees with the full model and keeps its own cache identity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tool_selector.embeddings.encoder import SentenceTransformerEncoder
+from tool_selector.embeddings.onnx import OnnxEncoder
+
+TEXTS = [
+    "send_message: Post a message to a Slack channel",
+    "read_file: Read a file from disk. path: the file to read",
+    "find files with auth middleware",
+    "weather",
+]
+
+
+@pytest.mark.model
+def test_onnx_vectors_match_the_full_model() -> None:
+    full, quant = SentenceTransformerEncoder().encode(TEXTS), OnnxEncoder().encode(TEXTS)
+    assert np.min(np.sum(full * quant, axis=1)) > 0.98
+
+
+@pytest.mark.model
+def test_onnx_rows_are_unit_length_in_input_order() -> None:
+    enc = OnnxEncoder()
+    batch = enc.encode(TEXTS)
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1, atol=1e-5)
+    np.testing.assert_allclose(batch[2], enc.encode([TEXTS[2]])[0], atol=1e-4)
+
+
+@pytest.mark.model
+def test_onnx_model_id_differs_from_the_full_model() -> None:
+    assert OnnxEncoder().model_id != SentenceTransformerEncoder().model_id
