@@ -71,19 +71,23 @@ class Result:
         return self.ok / self.elapsed if self.elapsed else 0.0
 
 
-async def _request(host: str, port: int, body: bytes, conns: list[object]) -> tuple[int, str]:
+Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _request(host: str, port: int, body: bytes, conns: list[Conn]) -> tuple[int, str]:
     """One POST over a pooled keep-alive connection (raw HTTP/1.1: the client must be cheap)."""
-    if conns:
-        reader, writer = conns.pop()  # type: ignore[misc]
-    else:
-        reader, writer = await asyncio.open_connection(host, port)
+    conn: Conn | None = None
+    while conns and conn is None:
+        candidate = conns.pop()
+        conn = None if candidate[1].is_closing() else candidate
+    reader, writer = conn or await asyncio.open_connection(host, port)
     head = (
         f"POST {SEARCH} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     ).encode()
     writer.write(head + body)
     status_line = await reader.readline()
-    length, path = 0, ""
+    length, path, keep = 0, "", True
     while True:
         line = await reader.readline()
         if line in (b"\r\n", b""):
@@ -93,15 +97,20 @@ async def _request(host: str, port: int, body: bytes, conns: list[object]) -> tu
             length = int(value)
         elif key.lower() == "x-tool-selector-ranking":
             path = value.strip()
+        elif key.lower() == "connection" and value.strip().lower() == "close":
+            keep = False
     await reader.readexactly(length)
-    conns.append((reader, writer))
+    if keep:
+        conns.append((reader, writer))
+    else:
+        writer.close()
     return int(status_line.split()[1]), path
 
 
 async def open_loop(url: str, scenario: Scenario, duration: float, limit: float) -> Result:
     """Send ``rate * duration`` requests on schedule, each on its own task; collect latencies."""
     host, port = url.removeprefix("http://").split(":")
-    conns: list[object] = []
+    conns: list[Conn] = []
     result = Result(scenario.name, "", scenario.rate)
     n = max(1, int(scenario.rate * duration))
     loop = asyncio.get_running_loop()
@@ -137,7 +146,7 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
     await asyncio.gather(*tasks)
     result.sent = n
     result.elapsed = max(last_done - start, duration)
-    for _, writer in conns:  # type: ignore[misc]
+    for _, writer in conns:
         writer.close()
     return result
 
@@ -145,14 +154,14 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
 async def closed_loop(url: str, scenario: Scenario, n: int) -> list[float]:
     """``n`` requests one after another: service time without queueing."""
     host, port = url.removeprefix("http://").split(":")
-    conns: list[object] = []
+    conns: list[Conn] = []
     loop = asyncio.get_running_loop()
     out = []
     for i in range(n):
         start = loop.time()
         await _request(host, int(port), scenario.bodies[-1 - i % len(scenario.bodies)], conns)
         out.append(loop.time() - start)
-    for _, writer in conns:  # type: ignore[misc]
+    for _, writer in conns:
         writer.close()
     return out
 
@@ -290,7 +299,15 @@ def run(args: argparse.Namespace) -> list[Result]:
         fast_env["TOOL_SELECTOR_REDIS_URL"] = shared.url
     servers = [("fast", fast_env)]
     if not args.skip_naive:
-        servers.append(("naive", {**base, "TOOL_SELECTOR_PIPELINE": "naive"}))
+        # the baseline needs seconds per request: lift the request deadline and in-flight cap
+        # so it is measured rather than refused
+        naive_env = {
+            **base,
+            "TOOL_SELECTOR_PIPELINE": "naive",
+            "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "300",
+            "TOOL_SELECTOR_MAX_IN_FLIGHT": "256",
+        }
+        servers.append(("naive", naive_env))
     try:
         for server, env in servers:
             began = time.monotonic()
