@@ -28,7 +28,7 @@ from tool_selector.catalogs import (
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.ranking.bm25 import FieldWeights
-from tool_selector.ranking.catalog import build_catalog, dedupe
+from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fusion import FusionParams
 from tool_selector.ranking.ranker import Query, Ranking, select
@@ -148,15 +148,31 @@ class Selector:
 
         Returns how many tool texts had to be encoded (the rest came from the caches).
         """
-        unique, _ = dedupe(tools)
-        key = fingerprint(unique)
-        entry, _ = self._entry(key, unique)
+        entry = self._entry_for(tools)
         encoder = self.encoder
         if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
             return 0
         found = self.cache.get_many(entry.keys(encoder.model_id))
         self._complete(encoder, entry)
         return sum(v is None for v in found)
+
+    def embedded(self, tools: list[Tool]) -> tuple[Catalog, FloatArray | None]:
+        """The catalog of ``tools`` and its embedding matrix, embedding it now if it must.
+
+        The same cached entry ``select`` answers from, so callers that need the texts or the
+        vectors (``tool-selector eval``'s reference rankers) never derive them a second time.
+        """
+        entry = self._entry_for(tools)
+        encoder = self.encoder
+        if encoder is None or not len(entry.catalog):
+            return entry.catalog, None
+        matrix = entry.matrix(encoder.model_id)
+        return entry.catalog, matrix if matrix is not None else self._complete(encoder, entry)
+
+    def _entry_for(self, tools: list[Tool]) -> CatalogEntry:
+        unique, _ = dedupe(tools)
+        entry, _ = self._entry(fingerprint(unique), unique)
+        return entry
 
     def _entry(self, key: str, unique: list[Tool]) -> tuple[CatalogEntry, bool]:
         entry = self.catalogs.get(key)

@@ -172,3 +172,22 @@ def test_the_naive_baseline_ranks_like_the_pipeline_on_an_easy_query() -> None:
     naive = NaiveSelector(encoder=enc).select(request("slack message"))
     fast = selector(enc).select(request("slack message"))
     assert naive.ranking.names[:1] == fast.ranking.names[:1] == ["send_message"]
+
+
+def test_embedded_returns_the_catalog_select_answers_from() -> None:
+    enc = HashingEncoder()
+    sel = selector(enc)
+    catalog, matrix = sel.embedded(TOOLS)
+    assert [t.name for t in catalog.texts] == [t.name for t in TOOLS]
+    assert matrix is not None
+    assert matrix.shape == (len(TOOLS), enc.dim)
+    calls = len(enc.calls)
+    outcome = sel.select(request())
+    assert outcome.catalog_reused
+    assert outcome.cache_misses == 0
+    assert len(enc.calls) == calls + 1  # only the query was encoded
+
+
+def test_embedded_without_encoder_has_no_matrix() -> None:
+    catalog, matrix = Selector(encoder=None).embedded(TOOLS)
+    assert (len(catalog), matrix) == (len(TOOLS), None)

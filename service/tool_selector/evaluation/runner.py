@@ -22,23 +22,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from tool_selector.embeddings.cache import MemoryCache, embedding_key
+from tool_selector.catalogs import CatalogCache
+from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.evaluation.dataset import (
     DATASETS,
     BenchQuery,
     Dataset,
+    DatasetError,
     Split,
     load_dataset,
     pick_queries,
 )
 from tool_selector.evaluation.metrics import MetricSums
 from tool_selector.evaluation.references import reference_rankers
-from tool_selector.ranking.catalog import build_catalog, dedupe
-from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.text import TEXT_FORMAT_VERSION, ToolText
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -48,6 +45,8 @@ SERVICE_OWN = "service, per-query catalogs"
 #: Tools of a catalog a negative query is searched against.
 NEGATIVE_TOOLS = 20
 _CACHE_BYTES = 256 * 1024 * 1024
+#: Built catalogs kept for a run, in total tools: every dataset's pool plus BFCL's own lists.
+_CATALOG_TOOLS = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +125,14 @@ class Evaluator:
         self.cache = MemoryCache(_CACHE_BYTES)
         # no embedding deadline: eval measures the hybrid answer a warm catalog gets, not the
         # lexical stand-in a cold catalog gets for its first requests
-        self.selector = Selector(encoder=encoder, cache=self.cache, embed_deadline=math.inf)
+        # the catalog cache keeps each dataset's built catalog across its queries, as the
+        # endpoint does for a catalog a proxy resends
+        self.selector = Selector(
+            encoder=encoder,
+            cache=self.cache,
+            catalogs=CatalogCache(_CATALOG_TOOLS),
+            embed_deadline=math.inf,
+        )
         self._datasets: dict[str, Dataset] = {}
 
     def dataset(self, name: str) -> Dataset:
@@ -151,10 +157,10 @@ class Evaluator:
         cfg = self.config
         data = self.dataset(name)
         queries = pick_queries(data.queries, cfg.split, cfg.limit)
-        if queries:
-            self.selector.select(self.request(data.tools, queries[0].text))  # embeds the catalog
-        catalog_texts = self._texts(data)
-        refs = reference_rankers(catalog_texts, self._tool_matrix(catalog_texts), cfg.k)
+        catalog, matrix = self.selector.embedded(list(data.tools))
+        if matrix is None:
+            raise DatasetError(f"{name}: empty catalog")
+        refs = reference_rankers(list(catalog.texts), matrix, cfg.k)
         qvecs = self.encoder.encode([q.text for q in queries])
         sums = {SERVICE: MetricSums(k=cfg.k), SERVICE_RANKED: MetricSums(k=cfg.k)}
         sums.update({ref: MetricSums(k=cfg.k) for ref in refs})
@@ -226,19 +232,3 @@ class Evaluator:
             outcome = self.selector.select(self.request(tools, wanted[qid].text))
             sums.add(outcome.ranking.names, wanted[qid].gold, time.perf_counter() - t0)
         return sums.summary()
-
-    def _texts(self, data: Dataset) -> list[ToolText]:
-        unique, _ = dedupe(data.tools)
-        return list(build_catalog(unique, self.selector.weights).texts)
-
-    def _tool_matrix(self, texts: Sequence[ToolText]) -> FloatArray:
-        """Tool embeddings from the run's cache (filled by the warm-up request)."""
-        dense = [t.dense_text() for t in texts]
-        keys = [embedding_key(self.encoder.model_id, TEXT_FORMAT_VERSION, t) for t in dense]
-        found = self.cache.get_many(keys)
-        missing = [i for i, v in enumerate(found) if v is None]
-        if missing:
-            fresh = self.encoder.encode([dense[i] for i in missing])
-            for j, i in enumerate(missing):
-                found[i] = fresh[j]
-        return np.stack([np.asarray(v, dtype=np.float32) for v in found])
