@@ -1,6 +1,8 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from tool_selector.ranking.tokenize import split_identifier, tokenize
+from tool_selector.ranking.tokenize import _CAMEL, _WORD, split_identifier, stem, terms, tokenize
 
 
 @pytest.mark.parametrize(
@@ -26,3 +28,18 @@ def test_tokenize_drops_stop_words() -> None:
         "auth",
         "middleware",
     ]
+
+
+def camel_then_words(text: str) -> list[str]:
+    """The definition: camel boundaries over the whole text, then words, lowercased."""
+    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
+
+
+@given(st.text(alphabet=st.sampled_from("aBcZ09_-. /éÉßİ\u0130x"), max_size=40) | st.text())
+def test_split_identifier_equals_the_whole_text_camel_split(text: str) -> None:
+    assert split_identifier(text) == camel_then_words(text)
+
+
+@given(st.text(alphabet=st.sampled_from("aeisuxy"), min_size=1, max_size=8))
+def test_memoised_stems_equal_stem(word: str) -> None:
+    assert terms(word) == [stem(word)]
