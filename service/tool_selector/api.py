@@ -68,21 +68,23 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
         _ENCODER.encode(payload),
         media_type=_JSON,
         headers={RANKING_HEADER: outcome.path},
-        background=shadow.task(decoded, outcome.ranking.names) if shadow else None,
+        background=shadow.task(decoded, outcome.catalog, outcome.ranking.names)
+        if shadow and outcome.catalog is not None
+        else None,
     )
 
 
 def _decode_and_select(
     runtime: Runtime, body: bytes, started: float
 ) -> tuple[SearchRequest, Outcome]:
-    """Decode (memoised tool lists when enabled) and rank, in a worker thread."""
+    """Decode (a resent tool list is not decoded again) and rank, in a worker thread."""
     if runtime.decoder is not None:
         fast = runtime.decoder.decode(body)
-        decoded, key = fast.request, fast.catalog_key
+        decoded, key, entry = fast.request, fast.catalog_key, fast.entry
     else:
-        decoded, key = decode_request(body, runtime.settings), None
+        decoded, key, entry = decode_request(body, runtime.settings), None, None
     runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-    return decoded, runtime.selector.select(decoded, catalog_key=key)
+    return decoded, runtime.selector.select(decoded, catalog_key=key, entry=entry)
 
 
 @get("/healthz")

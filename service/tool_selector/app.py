@@ -36,16 +36,16 @@ def create_app(
     logger = logging.getLogger("tool_selector.access")
     logger.setLevel(settings.log_level.upper())
     metrics_ = Metrics(registry or CollectorRegistry())
+    selector = build_selector(settings, metrics_)
+    reuse = settings.pipeline == "fast" and settings.reuse_raw_tools
     runtime = Runtime(
         settings=settings,
-        selector=build_selector(settings, metrics_),
+        selector=selector,
         metrics=metrics_,
         encoder_factory=encoder_factory,
         logger=logger,
         workers=WorkerPool(settings.worker_threads),
-        decoder=RequestDecoder(
-            settings, settings.decode_memo_tools if settings.pipeline == "fast" else 0
-        ),
+        decoder=RequestDecoder(settings, selector.catalogs if reuse else None),
     )
     runtime.metrics.build.info(
         {

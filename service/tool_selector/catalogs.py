@@ -47,16 +47,25 @@ def fingerprint(unique_tools: Sequence[Tool]) -> str:
 
 @dataclass(slots=True)
 class CatalogEntry:
-    """A built catalog plus what reuse adds: dense texts, embedding keys and matrix per model."""
+    """A built catalog plus what reuse adds: dense texts, embedding keys and matrix per model.
+
+    ``duplicates``: tool entries dropped (duplicate names) from the list it was built from;
+    a request resending that list byte for byte has the same number.
+    """
 
     catalog: Catalog
     dense_texts: list[str]
+    duplicates: int = 0
     _keys: dict[str, list[bytes]] = field(default_factory=dict)
     _matrices: dict[str, FloatArray] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, catalog: Catalog) -> CatalogEntry:
-        return cls(catalog=catalog, dense_texts=[t.dense_text() for t in catalog.texts])
+    def of(cls, catalog: Catalog, duplicates: int = 0) -> CatalogEntry:
+        return cls(
+            catalog=catalog,
+            dense_texts=[t.dense_text() for t in catalog.texts],
+            duplicates=duplicates,
+        )
 
     def keys(self, model_id: str) -> list[bytes]:
         """Embedding-cache keys of the tool texts for ``model_id`` (computed once)."""

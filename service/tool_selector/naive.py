@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from tool_selector.catalogs import CatalogEntry
 from tool_selector.errors import MissingDependencyError
 from tool_selector.ranking.bm25 import document_tokens
 from tool_selector.ranking.catalog import build_catalog, dedupe
@@ -23,7 +24,14 @@ from tool_selector_client.wire import SearchRequest
 class NaiveSelector(Selector):
     """rank_bm25 + uncached embeddings, every request."""
 
-    def select(self, request: SearchRequest, catalog_key: str | None = None) -> Outcome:
+    def select(
+        self,
+        request: SearchRequest,
+        catalog_key: str | None = None,
+        entry: CatalogEntry | None = None,
+    ) -> Outcome:
+        if entry is not None:  # the app never builds a raw-bytes decoder for this pipeline
+            raise ValueError("the naive baseline decodes every request; it takes no cached entry")
         try:
             from rank_bm25 import BM25Okapi  # noqa: PLC0415
         except ImportError as exc:

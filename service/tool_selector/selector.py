@@ -54,6 +54,7 @@ class Outcome:
     catalog_reused: bool = False
     query_cached: bool = False
     deferred: bool = False
+    catalog: Catalog | None = None
 
 
 @contextmanager
@@ -95,18 +96,30 @@ class Selector:
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
 
-    def select(self, request: SearchRequest, catalog_key: str | None = None) -> Outcome:
+    def select(
+        self,
+        request: SearchRequest,
+        catalog_key: str | None = None,
+        entry: CatalogEntry | None = None,
+    ) -> Outcome:
         """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5.
 
         ``catalog_key`` (from ``fastpath.RequestDecoder``) identifies the tool list when the
         caller already hashed it; otherwise the deduplicated tools are fingerprinted here.
+        ``entry`` is the catalog the caller already found under ``catalog_key`` for a resent
+        tool list it did not decode: ``request.tools`` is then not read.
         """
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        unique, duplicates = dedupe(request.tools)
         with _timed(timings, "catalog"):
-            key = catalog_key or fingerprint(unique)
-            entry, reused = self._entry(key, unique)
+            if entry is not None:
+                if catalog_key is None:
+                    raise ValueError("a cached catalog entry needs its catalog_key")
+                key, reused, duplicates = catalog_key, True, entry.duplicates
+            else:
+                unique, duplicates = dedupe(request.tools)
+                key = catalog_key or fingerprint(unique)
+                entry, reused = self._entry(key, unique, duplicates)
         catalog = entry.catalog
         with _timed(timings, "lexical"):
             query = Query.parse(request.pattern)
@@ -121,6 +134,7 @@ class Selector:
             ),
             timings=timings,
             catalog_reused=reused,
+            catalog=catalog,
         )
         encoder = self.encoder
         dense: FloatArray | None = None
@@ -174,11 +188,13 @@ class Selector:
         entry, _ = self._entry(fingerprint(unique), unique)
         return entry
 
-    def _entry(self, key: str, unique: list[Tool]) -> tuple[CatalogEntry, bool]:
+    def _entry(
+        self, key: str, unique: list[Tool], duplicates: int = 0
+    ) -> tuple[CatalogEntry, bool]:
         entry = self.catalogs.get(key)
         if entry is not None:
             return entry, True
-        entry = CatalogEntry.of(build_catalog(unique, self.weights))
+        entry = CatalogEntry.of(build_catalog(unique, self.weights), duplicates)
         return self.catalogs.put(key, entry), False
 
     def _tool_matrix(

@@ -15,6 +15,12 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 from tool_selector.errors import ConfigError
 
 PREFIX = "TOOL_SELECTOR_"
+#: Settings that existed once, with what replaced them (named in the startup error).
+_REMOVED = {
+    "TOOL_SELECTOR_DECODE_MEMO_TOOLS": "removed; a resent tool list now reuses its cached "
+    "catalog (bounded by TOOL_SELECTOR_CATALOG_CACHE_TOOLS), and "
+    "TOOL_SELECTOR_REUSE_RAW_TOOLS=false turns that off",
+}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -137,11 +143,10 @@ class Settings:
         'JSONL file of tool catalogs (`{"tools": [...]}` per line) embedded at startup; '
         "`/readyz` waits for it.",
     )
-    decode_memo_tools: int = _setting(
-        20_000,
-        "Validated tool lists remembered by their raw bytes (bounded in total tools) so a "
-        "resent catalog skips decoding; 0 disables.",
-        0,
+    reuse_raw_tools: bool = _setting(
+        True,
+        "A resent tool list (the same bytes) is answered from its cached catalog without "
+        "decoding the tools again; `false` decodes every request in full.",
     )
     pipeline: PipelineKind = _setting(
         "fast",
@@ -156,7 +161,8 @@ class Settings:
         known = {PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
         unknown = sorted(k for k in env if k.startswith(PREFIX) and k not in known)
         if unknown:
-            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
+            why = "".join(f"; {k}: {_REMOVED[k]}" for k in unknown if k in _REMOVED)
+            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}{why}")
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             key = PREFIX + f.name.upper()

@@ -17,8 +17,8 @@ import time
 from litestar.background_tasks import BackgroundTask
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from tool_selector.ranking.catalog import Catalog
 from tool_selector_client.compare import Agreement, agreement
-from tool_selector_client.definitions import tool_description
 from tool_selector_client.relevance import relevance_select
 from tool_selector_client.wire import SearchRequest
 
@@ -78,13 +78,15 @@ class ShadowMetrics:
         )
 
 
-def relevance_picks(request: SearchRequest) -> list[str]:
-    """The relevance scorer's picks for ``request`` (duplicates merged, first wins)."""
-    seen: dict[str, str] = {}
-    for tool in request.tools:
-        if tool.name not in seen:
-            seen[tool.name] = tool.description or tool_description(tool.definition)
-    return relevance_select(request.pattern, list(seen.items()), request.top_k)
+def relevance_picks(request: SearchRequest, catalog: Catalog) -> list[str]:
+    """The relevance scorer's picks for ``request`` over the tools of its ``catalog``.
+
+    The catalog, not ``request.tools``: a resent tool list is not decoded again, and the
+    catalog already has duplicates merged (first wins) and each description resolved (the
+    top-level one, else the definition's).
+    """
+    tools = [(t.name, t.description) for t in catalog.texts]
+    return relevance_select(request.pattern, tools, request.top_k)
 
 
 class ShadowCompare:
@@ -101,18 +103,19 @@ class ShadowCompare:
         self, metrics: ShadowMetrics, max_pending: int = 64, max_busy: float = 0.1
     ) -> None:
         self.metrics = metrics
-        self._queue: queue.Queue[tuple[SearchRequest, list[str]] | None] = queue.Queue(max_pending)
+        self._queue: queue.Queue[tuple[SearchRequest, Catalog, list[str]] | None] = queue.Queue(
+            max_pending
+        )
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
         self._rest_per_busy = (1 - max_busy) / max_busy
         self._closing = threading.Event()
 
-    def compare(self, request: SearchRequest, selected: list[str]) -> Agreement:
+    def compare(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> Agreement:
         """Compare ``selected`` (our answer) with relevance's picks and record it."""
         started = time.perf_counter()
-        names = {t.name for t in request.tools}
-        forced = {n for n in request.always_keep if n in names}
-        result = agreement(selected, relevance_picks(request), forced)
+        forced = {n for n in request.always_keep if n in catalog.positions}
+        result = agreement(selected, relevance_picks(request, catalog), forced)
         m = self.metrics
         m.comparisons.inc()
         m.top1.labels(
@@ -126,23 +129,23 @@ class ShadowCompare:
         m.seconds.observe(time.perf_counter() - started)
         return result
 
-    def task(self, request: SearchRequest, selected: list[str]) -> BackgroundTask:
+    def task(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> BackgroundTask:
         """A background task that hands the comparison to the shadow thread.
 
         It is a coroutine on purpose: Litestar runs a sync background task on the event
         loop's default executor, a thread hop per answer that waits when those threads are
         busy; ``submit`` never blocks, so it runs on the loop.
         """
-        return BackgroundTask(self._enqueue, request, list(selected))
+        return BackgroundTask(self._enqueue, request, catalog, list(selected))
 
-    async def _enqueue(self, request: SearchRequest, selected: list[str]) -> None:
-        self.submit(request, selected)
+    async def _enqueue(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> None:
+        self.submit(request, catalog, selected)
 
-    def submit(self, request: SearchRequest, selected: list[str]) -> bool:
+    def submit(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> bool:
         """Queue one comparison; False (and counted as skipped) when the queue is full."""
         self._ensure_worker()
         try:
-            self._queue.put_nowait((request, selected))
+            self._queue.put_nowait((request, catalog, selected))
         except queue.Full:
             self.metrics.skipped.inc()
             return False

@@ -58,6 +58,25 @@ def test_shadow_metrics_follow_the_answers(shadow_service: ServiceProcess) -> No
     assert samples[("tool_selector_shadow_errors_total", ())] == 0
 
 
+def test_a_resent_catalog_is_compared_from_its_cached_catalog(
+    shadow_service: ServiceProcess,
+) -> None:
+    """Large enough to be recognised by its bytes: the second request's tools are not decoded."""
+    tools = [
+        {"name": f"tool_{i}", "description": f"Does task number {i} for the user, carefully"}
+        for i in range(80)
+    ]
+    key = ("tool_selector_shadow_comparisons_total", ())
+    before = _samples(shadow_service.url).get(key, 0.0)
+    for _ in range(2):
+        r = httpx.post(shadow_service.url + SEARCH, json={"pattern": "task 7", "tools": tools})
+        assert r.json()["selected_names"][0] == "tool_7"
+    wait_until(lambda: _samples(shadow_service.url).get(key) == before + 2, 10, "comparisons")
+    samples = _samples(shadow_service.url)
+    assert samples[("tool_selector_catalog_cache_total", (("result", "hit"),))] >= 1
+    assert samples[("tool_selector_shadow_errors_total", ())] == 0
+
+
 def test_shadow_is_off_by_default(lexical_service: ServiceProcess) -> None:
     httpx.post(lexical_service.url + SEARCH, json={"pattern": "read", "tools": TOOLS})
     assert (

@@ -5,6 +5,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from tool_selector.ranking.bm25 import LexicalIndex
@@ -52,3 +54,21 @@ def test_unknown_or_empty_query_scores_zero() -> None:
 
 def test_empty_catalog_scores_nothing() -> None:
     assert LexicalIndex([]).scores(["a"]).shape == (0,)
+
+
+WORDS = ["file", "read", "slack", "send", "issue", "create", "w1"]
+
+
+@given(
+    docs=st.lists(st.lists(st.sampled_from(WORDS), max_size=12), max_size=20),
+    query=st.lists(st.sampled_from([*WORDS, "absent"]), max_size=5, unique=True),
+)
+def test_coverage_and_matched_terms_agree_with_term_sets(
+    docs: list[list[str]], query: list[str]
+) -> None:
+    index = LexicalIndex(docs)
+    sets = [set(d) for d in docs]
+    expected = [sum(t in s for t in query) / len(query) if query else 0.0 for s in sets]
+    assert index.coverage(query).tolist() == expected
+    matched = [index.matched(i, query) for i in range(len(docs))]
+    assert matched == [tuple(t for t in query if t in s) for s in sets]

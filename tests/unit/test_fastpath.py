@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from tool_selector.catalogs import CatalogCache
 from tool_selector.decoding import decode_request
 from tool_selector.errors import BadRequest
 from tool_selector.fastpath import RequestDecoder
+from tool_selector.selector import Selector
 from tool_selector.settings import Settings
 
 SETTINGS = Settings()
@@ -28,24 +30,51 @@ def body(
     return json.dumps({"pattern": pattern, "tools": tools, **extra}).encode()
 
 
-def test_a_resent_catalog_decodes_like_a_full_decode() -> None:
-    dec = RequestDecoder(SETTINGS, max_tools=1000)
-    dec.decode(body("first"))
-    again = dec.decode(body("second", top_k=3, always_keep=["tool_1"]))
-    assert again.request == decode_request(
-        body("second", top_k=3, always_keep=["tool_1"]), SETTINGS
-    )
+def served(max_tools: int = 1000) -> tuple[RequestDecoder, Selector]:
+    """A decoder and a selector sharing one catalog cache, as the app wires them."""
+    selector = Selector(catalogs=CatalogCache(max_tools))
+    return RequestDecoder(SETTINGS, selector.catalogs), selector
+
+
+def answer(decoder: RequestDecoder, selector: Selector, raw: bytes) -> tuple[list[str], int]:
+    decoded = decoder.decode(raw)
+    outcome = selector.select(decoded.request, decoded.catalog_key, decoded.entry)
+    return outcome.ranking.names, outcome.duplicates
+
+
+def test_first_sighting_is_a_full_decode_with_a_key() -> None:
+    decoder, _ = served()
+    first = decoder.decode(body())
+    assert (first.request, first.entry) == (decode_request(body(), SETTINGS), None)
+    assert first.catalog_key is not None
+
+
+def test_a_resent_list_is_not_decoded_but_answers_like_a_full_decode() -> None:
+    decoder, selector = served()
+    answer(decoder, selector, body("first"))
+    resent = body("thing 7", top_k=3, always_keep=["tool_1"])
+    again = decoder.decode(resent)
+    assert (again.entry is not None, again.request.tools) == (True, [])
+    full = Selector().select(decode_request(resent, SETTINGS)).ranking.names
+    names = answer(decoder, selector, resent)[0]
+    assert (names, names[0], "tool_1" in names) == (full, "tool_7", True)
+
+
+def test_a_resent_list_keeps_its_duplicate_count() -> None:
+    decoder, selector = served()
+    doubled = body(tools=[*TOOLS, TOOLS[0], TOOLS[1]])
+    assert answer(decoder, selector, doubled)[1] == answer(decoder, selector, doubled)[1] == 2
 
 
 def test_the_same_tools_share_a_catalog_key() -> None:
-    dec = RequestDecoder(SETTINGS, max_tools=1000)
-    assert dec.decode(body("a")).catalog_key == dec.decode(body("b")).catalog_key
+    decoder, _ = served()
+    assert decoder.decode(body("a")).catalog_key == decoder.decode(body("b")).catalog_key
 
 
 def test_changed_tools_get_another_key() -> None:
-    dec = RequestDecoder(SETTINGS, max_tools=1000)
+    decoder, _ = served()
     changed = [*TOOLS[:-1], {**TOOLS[-1], "description": "something else entirely"}]
-    assert dec.decode(body()).catalog_key != dec.decode(body(tools=changed)).catalog_key
+    assert decoder.decode(body()).catalog_key != decoder.decode(body(tools=changed)).catalog_key
 
 
 @pytest.mark.parametrize(
@@ -53,26 +82,34 @@ def test_changed_tools_get_another_key() -> None:
     [({"top_k": "2"}, "invalid_request"), ({"top_k": 1000}, "top_k_out_of_range")],
     ids=["wrong-type", "out-of-range"],
 )
-def test_bad_fields_next_to_memoised_tools_are_still_refused(
+def test_bad_fields_next_to_known_tools_are_still_refused(
     extra: dict[str, object], code: str
 ) -> None:
-    dec = RequestDecoder(SETTINGS, max_tools=1000)
-    dec.decode(body())
+    decoder, selector = served()
+    answer(decoder, selector, body())
     with pytest.raises(BadRequest) as caught:
-        dec.decode(body(**extra))
+        decoder.decode(body(**extra))
     assert caught.value.code == code
 
 
 @pytest.mark.parametrize(
-    ("tools", "max_tools"),
-    [(TOOLS[:2], 1000), (TOOLS, 0), (TOOLS, 10)],
-    ids=["small-body", "disabled", "over-the-bound"],
+    ("tools", "max_tools", "reuse"),
+    [(TOOLS[:2], 1000, True), (TOOLS, 1000, False), (TOOLS, 10, True)],
+    ids=["small-body", "disabled", "catalog-over-the-cache-bound"],
 )
-def test_full_path_when_memo_does_not_apply(tools: list[dict[str, object]], max_tools: int) -> None:
-    dec = RequestDecoder(SETTINGS, max_tools=max_tools)
-    dec.decode(body(tools=tools))
-    assert dec.decode(body(tools=tools)).catalog_key in (
-        None,
-        dec.decode(body(tools=tools)).catalog_key,
-    )
-    assert len(dec._items) == 0
+def test_full_decode_when_reuse_does_not_apply(
+    tools: list[dict[str, object]], max_tools: int, reuse: bool
+) -> None:
+    selector = Selector(catalogs=CatalogCache(max_tools))
+    decoder = RequestDecoder(SETTINGS, selector.catalogs if reuse else None)
+    answer(decoder, selector, body(tools=tools))
+    again = decoder.decode(body(tools=tools))
+    assert (again.entry, again.request) == (None, decode_request(body(tools=tools), SETTINGS))
+
+
+def test_an_entry_without_its_key_is_refused() -> None:
+    decoder, selector = served()
+    answer(decoder, selector, body())
+    entry = decoder.decode(body()).entry
+    with pytest.raises(ValueError, match="catalog_key"):
+        selector.select(decode_request(body(), SETTINGS), None, entry)

@@ -11,6 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tool_selector.errors import ConfigError
+from tool_selector.ranking.catalog import build_catalog, dedupe
 from tool_selector.settings import Settings
 from tool_selector.shadow import ShadowCompare, ShadowMetrics, relevance_picks
 from tool_selector_client.wire import SearchRequest, Tool
@@ -22,6 +23,9 @@ TOOLS = [
 ]
 
 
+CATALOG = build_catalog(dedupe(TOOLS)[0])
+
+
 def _shadow() -> tuple[ShadowCompare, CollectorRegistry]:
     registry = CollectorRegistry()
     return ShadowCompare(ShadowMetrics(registry)), registry
@@ -29,7 +33,13 @@ def _shadow() -> tuple[ShadowCompare, CollectorRegistry]:
 
 def test_relevance_picks_read_definitions_and_merge_duplicates() -> None:
     request = SearchRequest(pattern="read slack", tools=TOOLS, top_k=5)
-    assert relevance_picks(request) == ["slack_send", "read_file"]
+    assert relevance_picks(request, CATALOG) == ["slack_send", "read_file"]
+
+
+def test_relevance_picks_need_no_decoded_tools() -> None:
+    """A resent tool list reaches the shadow with ``tools=[]``; the catalog has them."""
+    request = SearchRequest(pattern="read slack", tools=[], top_k=5)
+    assert relevance_picks(request, CATALOG) == ["slack_send", "read_file"]
 
 
 @pytest.mark.parametrize(
@@ -46,7 +56,7 @@ def test_compare_records_top1_and_abstain(
 ) -> None:
     shadow, registry = _shadow()
     request = SearchRequest(pattern="slack message", tools=TOOLS, always_keep=keep)
-    shadow.compare(request, selected)
+    shadow.compare(request, CATALOG, selected)
     value = registry.get_sample_value
     assert value("tool_selector_shadow_top1_total", {"result": labels["top1"]}) == 1
     assert value("tool_selector_shadow_abstain_total", {"side": labels["side"]}) == 1
@@ -59,7 +69,7 @@ def test_errors_are_swallowed_and_counted(monkeypatch: pytest.MonkeyPatch) -> No
         raise RuntimeError("boom")
 
     monkeypatch.setattr(shadow, "compare", boom)
-    shadow.submit(SearchRequest(pattern="x", tools=TOOLS), [])
+    shadow.submit(SearchRequest(pattern="x", tools=TOOLS), CATALOG, [])
     shadow.close()
     assert registry.get_sample_value("tool_selector_shadow_errors_total") == 1
 
@@ -75,9 +85,9 @@ def test_full_queue_skips_and_counts(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(shadow, "compare", slow)
     request = SearchRequest(pattern="x", tools=TOOLS)
-    shadow.submit(request, [])
+    shadow.submit(request, CATALOG, [])
     busy.wait(10)
-    accepted = [shadow.submit(request, []) for _ in range(2)]
+    accepted = [shadow.submit(request, CATALOG, []) for _ in range(2)]
     release.set()
     shadow.close()
     assert accepted == [True, False]
@@ -98,7 +108,7 @@ def test_shadow_setting_refuses_unknown_values() -> None:
 
 def test_handing_off_needs_no_worker_thread() -> None:
     shadow, registry = _shadow()
-    task = shadow.task(SearchRequest(pattern="slack message", tools=TOOLS), ["slack_send"])
+    task = shadow.task(SearchRequest(pattern="slack message", tools=TOOLS), CATALOG, ["slack_send"])
 
     async def go() -> None:
         loop = asyncio.get_running_loop()
@@ -121,7 +131,7 @@ def test_shadow_thread_rests_in_proportion_to_its_work(monkeypatch: pytest.Monke
     rests: list[float] = []
     monkeypatch.setattr(shadow, "compare", lambda *_: time.sleep(0.05))
     monkeypatch.setattr(shadow, "_rest", rests.append)
-    shadow.submit(SearchRequest(pattern="x", tools=TOOLS), [])
+    shadow.submit(SearchRequest(pattern="x", tools=TOOLS), CATALOG, [])
     shadow.close()
     assert len(rests) == 1
     assert rests[0] >= 3 * 0.05  # busy 25% at most: 3x the work time at rest

@@ -57,11 +57,15 @@ def dedupe(tools: Sequence[Tool]) -> tuple[list[Tool], int]:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """Texts, BM25 index, term sets and exact-name lookup of a deduplicated tool list."""
+    """Texts, BM25 index (with term coverage) and exact-name lookup of a deduplicated tool list.
+
+    Catalogs live long in the catalog cache, so what they hold is chosen to be invisible to
+    the garbage collector (untracked structs, str tuples, numpy arrays, atomic dicts): a full
+    GC pass then costs the same however many catalogs are cached.
+    """
 
     texts: tuple[ToolText, ...]
     index: LexicalIndex
-    terms: tuple[frozenset[str], ...]
     by_name: dict[str, tuple[int, ...]] = field(repr=False)
     positions: dict[str, int] = field(repr=False)
     name_words: frozenset[str] = field(default=frozenset(), repr=False)
@@ -110,7 +114,6 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
     return Catalog(
         texts=texts,
         index=LexicalIndex(docs),
-        terms=tuple(frozenset(d) for d in docs),
         by_name={k: tuple(v) for k, v in by_name.items()},
         positions={t.name: i for i, t in enumerate(texts)},
         name_words=frozenset(w for t in texts for w in t.name_tokens()),

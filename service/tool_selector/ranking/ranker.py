@@ -99,9 +99,10 @@ def select(
         fused[group] += float(fused.max() - fused[group].min()) + bonus  # above every other tool
     ev = Evidence(bm25=bm25, dense=dense, fused=fused)
     order = [int(i) for i in np.argsort(-fused, kind="stable")]
+    coverage = catalog.index.coverage(query.terms)
 
     def strength(i: int) -> float:
-        return evidence(ev.dense_at(i), _coverage(query, catalog.terms[i]), params)
+        return evidence(ev.dense_at(i), float(coverage[i]), params)
 
     best = max((strength(i) for i in order[:top_k]), default=0.0)
     no_match = not named and not is_match(best, dense is None, params)
@@ -139,12 +140,6 @@ def _by_exactness(catalog: Catalog, pattern: str, named: set[int]) -> list[list[
     return [g for g in groups if g]
 
 
-def _coverage(query: Query, terms: frozenset[str]) -> float:
-    if not query.terms:
-        return 0.0
-    return sum(t in terms for t in query.terms) / len(query.terms)
-
-
 def _rank_of(scores: FloatArray, i: int) -> int:
     return 1 + int(np.count_nonzero(scores > scores[i]))
 
@@ -161,5 +156,5 @@ def _explain(
         bm25_rank=_rank_of(ev.bm25, i),
         dense_similarity=None if ev.dense is None else round(float(ev.dense[i]), 6),
         dense_rank=None if ev.dense is None else _rank_of(ev.dense, i),
-        matched_terms=tuple(t for t in query.terms if t in catalog.terms[i]),
+        matched_terms=catalog.index.matched(i, query.terms),
     )

@@ -11,8 +11,9 @@ are read from JSON schemas walked to a bounded depth.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from tool_selector.ranking.tokenize import split_identifier, terms, tokenize
 from tool_selector_client.wire import Tool
@@ -35,9 +36,12 @@ _MAX_PARAM_CHARS = 4000
 _NAMESPACE_SPLIT = re.compile(r"__|[./:]")
 
 
-@dataclass(frozen=True, slots=True)
-class ToolText:
-    """The searchable fields of one tool."""
+class ToolText(msgspec.Struct, frozen=True, gc=False):
+    """The searchable fields of one tool.
+
+    ``gc=False``: it holds only strings, so it can never be part of a reference cycle, and
+    the garbage collector need not walk the thousands of them a catalog cache keeps.
+    """
 
     name: str
     bare_name: str
