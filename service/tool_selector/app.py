@@ -63,6 +63,7 @@ def create_app(
         try:
             yield
         finally:
+            runtime.selector.jobs.close()  # before the caches its last chunk writes to
             runtime.selector.cache.close()
             shadow: ShadowCompare | None = app.state.get("shadow")
             if shadow is not None:

@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 
 from tool_selector.embeddings.cache import embedding_key
+from tool_selector.errors import EmbeddingStopped
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.text import TEXT_FORMAT_VERSION
@@ -175,9 +176,11 @@ class EmbeddingJobs:
         seconds_per_text: float = 0.015,
         on_event: Callable[[JobEvent], None] | None = None,
     ) -> None:
-        self._queue: queue.Queue[tuple[Job, Callable[[], FloatArray]]] = queue.Queue(
+        self._queue: queue.Queue[tuple[Job, Callable[[], FloatArray]] | None] = queue.Queue(
             maxsize=max(max_queued, 1)
         )
+        #: Set by ``close``: long tasks call ``checkpoint`` between chunks and stop.
+        self.closing = threading.Event()
         self._inflight: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._on_event = on_event
@@ -221,6 +224,9 @@ class EmbeddingJobs:
     def enqueue(self, job: Job, task: Callable[[], FloatArray]) -> bool:
         """Queue ``task`` for the background thread; False (job dropped) when the queue is full."""
         job.background = True
+        if self.closing.is_set():
+            self._release(job, None)
+            return False
         try:
             self._queue.put_nowait((job, task))
         except queue.Full:
@@ -238,9 +244,45 @@ class EmbeddingJobs:
             time.sleep(0.02)
         return self.depth == 0
 
+    def checkpoint(self) -> None:
+        """Raise ``EmbeddingStopped`` once ``close`` was called (tasks call it between chunks)."""
+        if self.closing.is_set():
+            raise EmbeddingStopped("embedding stopped: shutting down")
+
+    def close(self, timeout: float = 5.0) -> bool:
+        """Stop background embedding: queued jobs are dropped, the running one stops after its
+        current chunk, and the worker thread is joined (True if it ended within ``timeout``).
+
+        A daemon thread still inside ONNX Runtime when the interpreter exits aborts the
+        process (``terminate called without an active exception``), so shutdown waits here.
+        """
+        self.closing.set()
+        dropped = 0
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                dropped += 1
+                self._release(item[0], None)
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(None)
+            thread.join(timeout)
+        stopped = thread is None or not thread.is_alive()
+        _log.info(
+            "embedding jobs closed: %d queued catalogs dropped, worker %s",
+            dropped,
+            "stopped" if stopped else f"still busy after {timeout:g}s",
+        )
+        return stopped
+
     def _ensure_thread(self) -> None:
         with self._lock:
-            if self._thread is None:
+            if self._thread is None and not self.closing.is_set():
                 self._thread = threading.Thread(
                     target=self._work, name="embedding-jobs", daemon=True
                 )
@@ -248,12 +290,14 @@ class EmbeddingJobs:
 
     def _work(self) -> None:
         _lower_priority()
-        while True:
-            job, task = self._queue.get()
+        while (item := self._queue.get()) is not None:
+            job, task = item
             result: FloatArray | None = None
             try:
                 result = task()
                 self._emit("done")
+            except EmbeddingStopped:
+                return
             except Exception:  # a failed job must not kill the worker; the next request retries
                 _log.exception("background embedding failed")
                 self._emit("failed")

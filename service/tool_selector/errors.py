@@ -5,6 +5,7 @@
     ToolSelectorError
     ├── ConfigError              a setting is missing or invalid (fails at startup, names the key)
     ├── MissingDependencyError   an optional dependency is absent (message carries the install hint)
+    ├── EmbeddingStopped         background embedding stopped between chunks: shutting down
     └── RequestError             a request is refused; carries HTTP status and a machine code
         ├── BadRequest               400: malformed JSON, wrong types, limits exceeded
         ├── Unauthorized             401: missing or wrong credentials
@@ -35,6 +36,10 @@ class MissingDependencyError(ToolSelectorError):
     def __init__(self, package: str, hint: str) -> None:
         super().__init__(f"{package} is not installed; install it with: {hint}")
         self.package = package
+
+
+class EmbeddingStopped(ToolSelectorError):
+    """Embedding work stopped between two chunks because the service is shutting down."""
 
 
 class RequestError(ToolSelectorError):

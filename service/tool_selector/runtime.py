@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.errors import EmbeddingStopped
 from tool_selector.fastpath import RequestDecoder
 from tool_selector.metrics import Metrics
 from tool_selector.selector import Selector
@@ -45,6 +46,9 @@ class Runtime:
 
             try:
                 warm_up(self.selector, Path(self.settings.warmup_file))
+            except EmbeddingStopped:
+                self.logger.info("warm-up stopped: shutting down")
+                return
             except Exception as exc:  # a bad warm-up file leaves the replica unready, not dead
                 self.load_error = f"warm-up failed: {exc}"
                 self.logger.exception("warm-up failed")

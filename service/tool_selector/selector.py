@@ -167,7 +167,7 @@ class Selector:
         if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
             return 0
         found = self.cache.get_many(entry.keys(encoder.model_id))
-        self._complete(encoder, entry)
+        self._complete(encoder, entry, stoppable=True)
         return sum(v is None for v in found)
 
     def embedded(self, tools: list[Tool]) -> tuple[Catalog, FloatArray | None]:
@@ -220,15 +220,23 @@ class Selector:
         if self.jobs.estimate(missing) <= remaining:
             return self.jobs.run_inline(job, lambda: self._complete(encoder, entry))
         outcome.deferred = True
-        self.jobs.enqueue(job, lambda: self._complete(encoder, entry))
+        self.jobs.enqueue(job, lambda: self._complete(encoder, entry, stoppable=True))
         return None
 
-    def _complete(self, encoder: Encoder, entry: CatalogEntry) -> FloatArray:
-        """Embed every tool text the caches lack, in chunks stored as they finish; stack them."""
+    def _complete(
+        self, encoder: Encoder, entry: CatalogEntry, *, stoppable: bool = False
+    ) -> FloatArray:
+        """Embed every tool text the caches lack, in chunks stored as they finish; stack them.
+
+        ``stoppable`` (background and warm-up work, never a request's own): raises
+        ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
+        """
         keys = entry.keys(encoder.model_id)
         found = self.cache.get_many(keys)
         missing = [i for i, v in enumerate(found) if v is None]
         for start in range(0, len(missing), _CHUNK):
+            if stoppable:
+                self.jobs.checkpoint()
             chunk = missing[start : start + _CHUNK]
             began = time.perf_counter()
             fresh = encoder.encode([entry.dense_texts[i] for i in chunk])

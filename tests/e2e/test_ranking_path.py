@@ -67,3 +67,23 @@ def test_a_bad_warmup_file_keeps_the_replica_unready(tmp_path: Path) -> None:
     finally:
         proc.stop()
     assert (r.status_code, "warm-up failed" in r.json()["detail"]) == (503, True)
+
+
+def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) -> None:
+    """The real model embedding a cold catalog in the background when SIGTERM arrives: the
+    queued work is dropped, the running job stops after its chunk, the process exits 0."""
+    proc = start_service(tmp_path, {"TOOL_SELECTOR_EMBED_QUEUE_SIZE": "4"})
+    try:
+        for size in (600, 601, 602):  # one running, two queued
+            body = {"pattern": "archive records", "tools": cold_catalog(size)}
+            r = httpx.post(proc.url + SEARCH, json=body, timeout=10)
+            assert r.headers["x-tool-selector-ranking"] == "lexical"
+        began = time.monotonic()
+        proc.proc.terminate()
+        code = proc.proc.wait(30)
+        stopped_in = time.monotonic() - began
+    finally:
+        proc.stop()
+    log = proc.log_path.read_text()
+    assert (code, stopped_in < 15) == (0, True)
+    assert re.search(r"embedding jobs closed: [12] queued catalogs dropped, worker stopped", log)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from tests.fakes import HashingEncoder
+from tests.support import wait_until
 from tool_selector.catalogs import (
     CatalogCache,
     CatalogEntry,
@@ -191,3 +192,36 @@ def test_embedded_returns_the_catalog_select_answers_from() -> None:
 def test_embedded_without_encoder_has_no_matrix() -> None:
     catalog, matrix = Selector(encoder=None).embedded(TOOLS)
     assert (len(catalog), matrix) == (len(TOOLS), None)
+
+
+def test_close_stops_background_embedding_between_chunks() -> None:
+    enc = SlowEncoder(0.01)
+    sel = selector(enc, deadline=0.0)
+    many = [Tool(name=f"tool_{i}", description=f"does thing {i}") for i in range(640)]
+    assert sel.select(request(tools=many)).deferred
+    wait_until(lambda: enc.texts > 0, 5, "background embedding")
+    began = time.monotonic()
+    assert sel.jobs.close(timeout=5)
+    assert (time.monotonic() - began < 2, enc.texts < len(many), sel.jobs.depth) == (True, True, 0)
+
+
+def test_after_close_nothing_is_queued_and_no_thread_starts() -> None:
+    sel = selector(SlowEncoder(0), deadline=0.0)
+    sel.jobs.close()
+    outcome = sel.select(request())
+    assert (outcome.path, sel.jobs.depth, sel.jobs._thread) == ("lexical", 0, None)
+
+
+def test_close_releases_queued_jobs_to_their_waiters() -> None:
+    jobs = EmbeddingJobs(max_queued=4)
+    gate = threading.Event()
+    first, _ = jobs.claim("a")
+    jobs.enqueue(first, lambda: gate.wait(5))  # type: ignore[arg-type, return-value]
+    queued, _ = jobs.claim("b")
+    jobs.enqueue(queued, lambda: None)  # type: ignore[arg-type, return-value]
+    closer = threading.Thread(target=jobs.close)
+    closer.start()
+    assert (queued.wait(2), queued._done.is_set()) == (None, True)
+    gate.set()
+    closer.join(5)
+    assert (closer.is_alive(), jobs.depth) == (False, 0)
