@@ -185,14 +185,14 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
     return result
 
 
-async def closed_loop(url: str, scenario: Scenario, n: int) -> list[float]:
-    """``n`` requests one after another: service time without queueing."""
+async def closed_loop(url: str, bodies: list[bytes]) -> list[float]:
+    """``bodies`` sent one after another: service time without queueing."""
     host, port = url.removeprefix("http://").split(":")
     conns: list[Conn] = []
     out = []
-    for i in range(n):
+    for body in bodies:
         start = time.perf_counter()
-        await _request(host, int(port), scenario.bodies[-1 - i % len(scenario.bodies)], conns)
+        await _request(host, int(port), body, conns)
         out.append(time.perf_counter() - start)
     for _, writer in conns:
         writer.close()
@@ -370,13 +370,12 @@ def _measure(url: str, server: str, scenario: Scenario, args: argparse.Namespace
     """Prime (warm scenarios), one-at-a-time requests, then the open loop, on one server."""
     if scenario.expect == "hybrid" and server == "fast":
         _warm(url, scenario.bodies[0])
-    if server == "naive":
-        n_solo = min(args.solo, 3)
-    elif scenario.prime:
-        n_solo = len(set(scenario.bodies))
-    else:
-        n_solo = args.solo
-    solo = asyncio.run(closed_loop(url, scenario, n_solo))
+    if scenario.prime and server == "fast":
+        solo_bodies = list(dict.fromkeys(scenario.bodies))  # every distinct body once
+    else:  # from the end: the cold scenario keeps its tail for this
+        n = min(args.solo, 3) if server == "naive" else args.solo
+        solo_bodies = [scenario.bodies[-1 - i % len(scenario.bodies)] for i in range(n)]
+    solo = asyncio.run(closed_loop(url, solo_bodies))
     before = _query_cache(url)
     r = asyncio.run(open_loop(url, scenario, args.duration, args.timeout))
     after = _query_cache(url)
