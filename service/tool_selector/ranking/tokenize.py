@@ -47,7 +47,8 @@ def split_identifier(text: str) -> list[str]:
     """
     out: list[str] = []
     for word in _WORD.findall(text):
-        if len(word) == 1 or word[1:].islower() or (word.isalpha() and word.isupper()):
+        inner = word[1:]
+        if inner == inner.lower() or (word.isalpha() and word.isupper()):
             out.append(word.lower())
         else:
             out.extend(w.lower() for w in _CAMEL.sub(" ", word).split(" "))
