@@ -4,10 +4,11 @@ In order, before any handler code runs:
 
 1. **Auth** (when keys are configured): the token is checked from the headers, before a byte
    of the body is read; 401 ``unauthorized`` with ``WWW-Authenticate: Bearer``.
-2. **In-flight cap**: at most ``max_in_flight`` search requests at once per process; one more
-   gets an immediate 503 ``overloaded`` with ``Retry-After`` so the proxy fails open at once
-   instead of queueing behind work it will time out on anyway. Auth comes first, so only a
-   trusted caller can hold a slot.
+2. **In-flight cap**: at most ``max_in_flight`` search requests at once per process. One more
+   waits, first come first served, up to ``admission_wait_ms`` for a slot to be handed over
+   (a burst of a few milliseconds is absorbed instead of refused), then gets a 503
+   ``overloaded`` with ``Retry-After`` so the proxy fails open instead of queueing behind work
+   it will time out on anyway. Auth comes first, so only a trusted caller can hold a slot.
 3. **Body read** with a total time budget (``body_timeout_seconds``, 408 ``request_timeout``;
    granian itself never times out a stalled body) and the size cap (413, from
    ``Content-Length`` or while reading).
@@ -22,6 +23,10 @@ In order, before any handler code runs:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+from collections import deque
 from typing import Any, cast
 
 import anyio
@@ -84,11 +89,10 @@ class Guard:
 
     async def _search(self, scope: Scope, receive: Receive, send: Send) -> None:
         settings = self.runtime.settings
-        if self.state.in_flight >= settings.max_in_flight:
+        if not await self._admit(settings.max_in_flight, settings.admission_wait_ms / 1000):
             raise ServiceUnavailable(
                 "overloaded", f"{settings.max_in_flight} requests in flight; retry later"
             )
-        self.state.in_flight += 1
         try:
             body = await self._read_body(scope, receive)
             started = False
@@ -106,7 +110,17 @@ class Guard:
                     f"no answer within {settings.request_deadline_seconds:g} s",
                 )
         finally:
-            self.state.in_flight -= 1
+            self.state.release()
+
+    async def _admit(self, cap: int, wait: float) -> bool:
+        if self.state.try_acquire(cap):
+            return True
+        began = time.perf_counter()
+        admitted = await self.state.acquire(wait)
+        self.runtime.metrics.admission_wait.labels("admitted" if admitted else "refused").observe(
+            time.perf_counter() - began
+        )
+        return admitted
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         settings = self.runtime.settings
@@ -156,10 +170,56 @@ class _Disconnected(Exception):
 
 
 class GuardState:
-    """Counters shared by every route's ``Guard`` in one process (one event loop)."""
+    """The in-flight slots shared by every route's ``Guard`` in one process (one event loop).
+
+    A freed slot goes straight to the longest-waiting request (no barging), so a waiter is
+    never starved by later arrivals and ``in_flight`` never exceeds the cap.
+    """
 
     def __init__(self) -> None:
         self.in_flight = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def try_acquire(self, cap: int) -> bool:
+        """Take a slot if one is free and nobody is waiting for one."""
+        if self.in_flight < cap and not self._waiters:
+            self.in_flight += 1
+            return True
+        return False
+
+    async def acquire(self, wait: float) -> bool:
+        """Wait up to ``wait`` seconds for a slot to be handed over; True once it is held."""
+        if wait <= 0:
+            return False
+        handed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(handed)
+        try:
+            with anyio.move_on_after(wait):
+                await handed
+        except BaseException:
+            self._give_back(handed)  # cancelled from outside: never keep a slot nobody uses
+            raise
+        if handed.done() and not handed.cancelled():
+            return True
+        self._give_back(handed)
+        return False
+
+    def release(self) -> None:
+        """Free a slot: hand it to the longest waiter, or count it free."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.in_flight -= 1
+
+    def _give_back(self, handed: asyncio.Future[None]) -> None:
+        if handed.done() and not handed.cancelled():
+            self.release()
+            return
+        handed.cancel()
+        with contextlib.suppress(ValueError):
+            self._waiters.remove(handed)
 
 
 def guard_middleware(runtime: Runtime, keys: KeyRing) -> Any:

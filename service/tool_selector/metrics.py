@@ -102,6 +102,14 @@ class Metrics:
             "Search requests being processed.",
             registry=registry,
         )
+        self.admission_wait = Histogram(
+            "tool_selector_admission_wait_seconds",
+            "Time a search request waited for an in-flight slot (only requests that found none "
+            "free), by whether it got one (admitted) or a 503 (refused).",
+            ["result"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
         self.build = Info(
             "tool_selector_build", "Service version and embedding model.", registry=registry
         )

@@ -95,9 +95,16 @@ class Settings:
     )
     max_in_flight: int = _setting(
         4,
-        "Search requests handled at once (about 2x `worker_threads`); more get an immediate 503 "
-        "with `Retry-After` so the caller fails open fast.",
+        "Search requests handled at once (about 2x `worker_threads`); more wait up to "
+        "`admission_wait_ms` for a slot, then get a 503 with `Retry-After` so the caller fails "
+        "open fast.",
         1,
+    )
+    admission_wait_ms: int = _setting(
+        50,
+        "Longest a search request waits for an in-flight slot (first come, first served) before "
+        "its 503: absorbs bursts of a few milliseconds; 0 refuses at once.",
+        0,
     )
     retry_after_seconds: int = _setting(1, "`Retry-After` value sent with overload 503s.", 0)
     header_timeout_seconds: float = _setting(

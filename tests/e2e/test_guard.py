@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -128,13 +129,37 @@ def overloaded(service: ServiceProcess) -> httpx.Response | None:
     return r if r.status_code == 503 else None
 
 
-def test_over_the_cap_gets_an_immediate_503_with_retry_after(guarded: ServiceProcess) -> None:
+def test_over_the_cap_gets_a_503_with_retry_after_once_the_wait_is_over(
+    guarded: ServiceProcess,
+) -> None:
     wait_until(lambda: slot_free(guarded), 10, "a free slot")
     with connect(guarded) as holder:
         holder.sendall(head(len(BODY), AUTH) + BODY[:10])
         wait_until(lambda: overloaded(guarded), 2, "the slot taken")
+        began = time.monotonic()
         r = post(guarded, AUTH)
+        waited = time.monotonic() - began
     assert (r.status_code, r.headers["retry-after"], r.json()["code"]) == (503, "2", "overloaded")
+    assert 0.05 <= waited < 1  # the default admission wait (50 ms), then the refusal
+
+
+def test_a_request_over_the_cap_is_served_when_a_slot_frees_in_time(tmp_path: Path) -> None:
+    env = {**LEXICAL, "TOOL_SELECTOR_MAX_IN_FLIGHT": "1", "TOOL_SELECTOR_ADMISSION_WAIT_MS": "5000"}
+    service = start_service(tmp_path, env, wait_ready=False)
+    try:
+        with connect(service) as holder, ThreadPoolExecutor(1) as pool:
+            holder.sendall(head(len(BODY)) + BODY[:10])
+            time.sleep(0.2)  # the holder has the only slot
+            waiting = pool.submit(post, service, {})
+            time.sleep(0.5)
+            holder.sendall(BODY[10:])
+            held = read_response(holder)
+            r = waiting.result(10)
+        text = httpx.get(service.url + "/metrics").text
+    finally:
+        service.stop()
+    assert (held.status, r.status_code) == (200, 200)
+    assert 'tool_selector_admission_wait_seconds_count{result="admitted"} 1.0' in text
 
 
 def test_slot_is_released_when_a_stalled_client_leaves(guarded: ServiceProcess) -> None:
