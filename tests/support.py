@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +48,12 @@ class ServiceProcess:
         return self.log_path.read_text(errors="replace")
 
     def stop(self, timeout: float = 10) -> int:
+        """SIGTERM, then SIGKILL after ``timeout``; the whole process group either way.
+
+        granian serves from a forked worker: killing only the main process would leave that
+        worker running (seen: a naive-baseline worker still busy with its backlog, minutes
+        after the benchmark ended).
+        """
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -53,6 +61,8 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its own group: start_new_session
         return self.proc.returncode
 
 
@@ -88,6 +98,7 @@ def start_service(
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
+            start_new_session=True,
         )
     service = ServiceProcess(proc=proc, url=f"{scheme}://127.0.0.1:{port}", log_path=log_path)
     if scheme == "http":
