@@ -68,6 +68,20 @@ class CatalogEntry:
             duplicates=duplicates,
         )
 
+    def alias(self, duplicates: int) -> CatalogEntry:
+        """The same built catalog for another byte-level spelling of its tool list.
+
+        Texts, index, embedding keys and matrices are shared (a matrix set on one is set on
+        both); only the duplicate count, which belongs to a list's own bytes, is its own.
+        """
+        return CatalogEntry(
+            catalog=self.catalog,
+            dense_texts=self.dense_texts,
+            duplicates=duplicates,
+            _keys=self._keys,
+            _matrices=self._matrices,
+        )
+
     def keys(self, model_id: str) -> list[bytes]:
         """Embedding-cache keys of the tool texts for ``model_id`` (computed once)."""
         keys = self._keys.get(model_id)

@@ -225,3 +225,25 @@ def test_close_releases_queued_jobs_to_their_waiters() -> None:
     gate.set()
     closer.join(5)
     assert (closer.is_alive(), jobs.depth) == (False, 0)
+
+
+def test_a_warmed_catalog_serves_a_request_keyed_by_its_bytes() -> None:
+    """Warm-up keys catalogs by fingerprint; requests by raw bytes: the first must not rebuild."""
+    enc = SlowEncoder(0)
+    sel = selector(enc, deadline=0.0)
+    sel.warm(TOOLS)
+    texts = enc.texts
+    outcome = sel.select(request(), catalog_key="raw:first-spelling")
+    assert (outcome.catalog_reused, outcome.path, enc.texts - texts) == (True, "hybrid", 1)
+
+
+def test_a_catalog_keyed_by_fingerprint_is_aliased_under_a_byte_key() -> None:
+    """Sharing the built parts, but with the duplicate count of the request's own bytes."""
+    sel = selector(HashingEncoder())
+    first = sel.select(request())  # no byte key: stored under the tools' fingerprint
+    doubled = request(tools=[*TOOLS, TOOLS[0]])
+    aliased = sel.select(doubled, catalog_key="raw:doubled")
+    again = sel.select(doubled, catalog_key="raw:doubled")
+    assert first.catalog is not None
+    assert (aliased.catalog is first.catalog, aliased.catalog_reused) == (True, True)
+    assert (aliased.duplicates, again.duplicates, again.catalog is first.catalog) == (1, 1, True)
