@@ -63,6 +63,8 @@ class Result:
     solo: list[float] = field(default_factory=list)
     query_hits: float = float("nan")
     failures: dict[str, int] = field(default_factory=dict)
+    #: requests sent a second time because their pooled connection answered nothing
+    retried: int = 0
 
     def fail(self, reason: str) -> None:
         self.failed += 1
@@ -86,7 +88,9 @@ class _StaleConnection(Exception):
     """A pooled keep-alive connection the server had already closed: nothing was answered."""
 
 
-async def _request(host: str, port: int, body: bytes, conns: list[Conn]) -> tuple[int, str]:
+async def _request(
+    host: str, port: int, body: bytes, conns: list[Conn], result: Result | None = None
+) -> tuple[int, str]:
     """One POST over a pooled keep-alive connection (raw HTTP/1.1: the client must be cheap).
 
     A pooled connection the server closed while it sat idle answers nothing (an empty status
@@ -102,6 +106,8 @@ async def _request(host: str, port: int, body: bytes, conns: list[Conn]) -> tupl
             return await _exchange(host, body, conn, conns)
         except _StaleConnection:
             conn[1].close()
+            if result is not None:
+                result.retried += 1  # shown: a server dropping requests must not hide here
     return await _exchange(host, body, await asyncio.open_connection(host, port), conns)
 
 
@@ -170,7 +176,7 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
         nonlocal last_done
         try:
             status, path = await asyncio.wait_for(
-                _request(host, int(port), scenario.bodies[i % len(scenario.bodies)], conns),
+                _request(host, int(port), scenario.bodies[i % len(scenario.bodies)], conns, result),
                 limit,
             )
         except (
@@ -411,8 +417,10 @@ def _measure(url: str, server: str, scenario: Scenario, args: argparse.Namespace
 
 def _row(r: Result) -> str:
     paths = ", ".join(f"{k or '-'} {v}" for k, v in sorted(r.paths.items()))
-    why = ", ".join(f"{k} x{v}" for k, v in sorted(r.failures.items()))
-    failed = f"{r.failed} ({why})" if why else str(r.failed)
+    why = [f"{k} x{v}" for k, v in sorted(r.failures.items())]
+    if r.retried:
+        why.append(f"{r.retried} sent again on a new connection")
+    failed = f"{r.failed} ({', '.join(why)})" if why else str(r.failed)
     return (
         f"| {r.server} | {r.scenario} | {r.rate:g} | {r.sent} | {r.ok} | {failed} | "
         f"{r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | {r.throughput:.1f} | "

@@ -26,6 +26,9 @@ from tool_selector.settings import Settings
 from tool_selector.shadow import ShadowCompare, ShadowMetrics
 from tool_selector.workers import WorkerPool
 
+#: Longest shutdown waits for embedding work to reach a chunk boundary (per thread).
+_STOP_SECONDS = 10.0
+
 
 def create_app(
     settings: Settings,
@@ -59,11 +62,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        threading.Thread(target=runtime.load_encoder, name="load-encoder", daemon=True).start()
+        loader = threading.Thread(target=runtime.load_encoder, name="load-encoder", daemon=True)
+        loader.start()
         try:
             yield
         finally:
-            runtime.selector.jobs.close()  # before the caches its last chunk writes to
+            # embedding stops at its next chunk (background jobs and warm-up alike), before
+            # the caches it writes to close; a thread left inside ONNX Runtime at exit aborts
+            runtime.selector.jobs.close(timeout=_STOP_SECONDS)
+            loader.join(_STOP_SECONDS)
             runtime.selector.cache.close()
             shadow: ShadowCompare | None = app.state.get("shadow")
             if shadow is not None:

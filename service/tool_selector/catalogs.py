@@ -119,7 +119,7 @@ class CatalogCache:
 
     def put(self, key: str, entry: CatalogEntry) -> CatalogEntry:
         """Store ``entry`` unless another thread stored one first; return the stored one."""
-        size = len(entry.catalog)
+        size = _weight(entry)
         with self._lock:
             existing = self._items.get(key)
             if existing is not None:
@@ -130,8 +130,14 @@ class CatalogCache:
             self._tools += size
             while self._tools > self._max_tools:
                 _, evicted = self._items.popitem(last=False)
-                self._tools -= len(evicted.catalog)
+                self._tools -= _weight(evicted)
             return entry
+
+
+def _weight(entry: CatalogEntry) -> int:
+    """An entry's share of the bound: its tools, and at least 1 (empty catalogs cost memory
+    too: counted as 0, distinct empty lists could fill the cache without limit)."""
+    return max(1, len(entry.catalog))
 
 
 class QueryCache:
@@ -238,14 +244,17 @@ class EmbeddingJobs:
     def enqueue(self, job: Job, task: Callable[[], FloatArray]) -> bool:
         """Queue ``task`` for the background thread; False (job dropped) when the queue is full."""
         job.background = True
-        if self.closing.is_set():
+        with self._lock:  # close() sets ``closing`` under it: no job slips in behind its drain
+            closing = self.closing.is_set()
+            queued = False
+            if not closing:
+                with contextlib.suppress(queue.Full):
+                    self._queue.put_nowait((job, task))
+                    queued = True
+        if not queued:
             self._release(job, None)
-            return False
-        try:
-            self._queue.put_nowait((job, task))
-        except queue.Full:
-            self._release(job, None)
-            self._emit("dropped")
+            if not closing:
+                self._emit("dropped")
             return False
         self._emit("queued")
         self._ensure_thread()
@@ -270,7 +279,8 @@ class EmbeddingJobs:
         A daemon thread still inside ONNX Runtime when the interpreter exits aborts the
         process (``terminate called without an active exception``), so shutdown waits here.
         """
-        self.closing.set()
+        with self._lock:
+            self.closing.set()
         dropped = 0
         while True:
             try:

@@ -8,7 +8,10 @@ the bytes are hashed. The hash keys the catalog cache: when a catalog was built 
 same bytes, they were decoded and validated then (under the same settings), and the catalog
 holds everything ranking needs, so the tools are not decoded at all and the entry is handed
 to the selector. Identical bytes decode to identical tools, so the answer cannot differ
-from a full decode; anything unusual takes the full path.
+from a full decode; anything unusual takes the full path. One known difference: a body with
+the ``tools`` key twice is answered from the last copy (as a full decode answers it), but an
+invalid earlier copy is not rejected; detecting it would mean scanning the body for keys
+(a parameter named ``tools`` inside a definition is not a second key).
 
 Nothing is remembered here: the decoded tools of a catalog are not kept anywhere (an earlier
 version kept them in a memo of their own, thousands of dicts per catalog that every full

@@ -3,6 +3,7 @@ embeddings are done in the background; the header and the metric label say so.""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -87,3 +88,19 @@ def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) ->
     log = proc.log_path.read_text()
     assert (code, stopped_in < 15) == (0, True)
     assert re.search(r"embedding jobs closed: [12] queued catalogs dropped, worker stopped", log)
+
+
+def test_sigterm_during_warm_up_stops_it_and_exits_cleanly(tmp_path: Path) -> None:
+    warmup = tmp_path / "warmup.jsonl"
+    warmup.write_text(json.dumps({"tools": cold_catalog(600)}) + "\n")
+    proc = start_service(tmp_path, {"TOOL_SELECTOR_WARMUP_FILE": str(warmup)}, wait_ready=False)
+    try:
+        assert httpx.get(proc.url + "/readyz").status_code == 503  # still warming up
+        began = time.monotonic()
+        proc.proc.terminate()
+        code = proc.proc.wait(30)
+        stopped_in = time.monotonic() - began
+    finally:
+        proc.stop()
+    assert (code, stopped_in < 15) == (0, True)
+    assert "warm-up stopped: shutting down" in proc.log_path.read_text()

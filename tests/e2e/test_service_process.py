@@ -11,9 +11,12 @@ from tests.support import start_service, wait_until
 
 
 def group(pgid: int) -> list[int]:
-    found = subprocess.run(["pgrep", "-g", str(pgid)], check=False, capture_output=True, text=True)
-    out = found.stdout
-    return [int(p) for p in out.split()]
+    """Live processes of the group (zombies waiting to be reaped do not count)."""
+    found = subprocess.run(
+        ["ps", "-o", "pid=,stat=", "-g", str(pgid)], check=False, capture_output=True, text=True
+    )
+    rows = [line.split() for line in found.stdout.splitlines() if line.strip()]
+    return [int(pid) for pid, stat in rows if not stat.startswith("Z")]
 
 
 def test_stop_kills_a_worker_that_ignores_sigterm(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tool_selector.ranking.tokenize import _CAMEL, _WORD, split_identifier, stem, terms, tokenize
+from tool_selector.ranking import tokenize as tokenize_module
+from tool_selector.ranking.tokenize import _CAMEL, _WORD, split_identifier, tokenize
 
 
 @pytest.mark.parametrize(
@@ -40,6 +41,9 @@ def test_split_identifier_equals_the_whole_text_camel_split(text: str) -> None:
     assert split_identifier(text) == camel_then_words(text)
 
 
-@given(st.text(alphabet=st.sampled_from("aeisuxy"), min_size=1, max_size=8))
-def test_memoised_stems_equal_stem(word: str) -> None:
-    assert terms(word) == [stem(word)]
+def test_the_stem_memo_is_bounded_in_words_and_in_length() -> None:
+    long_word = "a" * 5000 + "s"
+    many = " ".join(f"word{i}s" for i in range(tokenize_module._MAX_STEMS + 10))
+    assert tokenize(f"{long_word} {many}")[0] == "a" * 5000
+    assert len(tokenize_module._STEMS) <= tokenize_module._MAX_STEMS
+    assert all(len(w) <= tokenize_module._MAX_STEM_CHARS for w in tokenize_module._STEMS)

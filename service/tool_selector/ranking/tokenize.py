@@ -15,6 +15,9 @@ _WORD = re.compile(r"[^\W_]+")
 #: Stems already computed (plain ``str -> str``: the garbage collector does not track it).
 _STEMS: dict[str, str] = {}
 _MAX_STEMS = 100_000
+#: Longer words are stemmed each time: a request may carry words of thousands of characters,
+#: and memoising those would let callers fill memory (100,000 x 16 KB).
+_MAX_STEM_CHARS = 32
 
 #: English function words that carry no retrieval signal.
 STOP_WORDS = frozenset(
@@ -56,12 +59,15 @@ def split_identifier(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    """``stem`` through a bounded memo (tool vocabularies repeat across catalogs)."""
+    """``stem`` through a bounded memo (tool vocabularies repeat across catalogs): at most
+    ``_MAX_STEMS`` words of at most ``_MAX_STEM_CHARS`` characters, so a few MB at most."""
     found = _STEMS.get(word)
     if found is None:
-        if len(_STEMS) >= _MAX_STEMS:
-            _STEMS.clear()
-        found = _STEMS[word] = stem(word)
+        found = stem(word)
+        if len(word) <= _MAX_STEM_CHARS:
+            if len(_STEMS) >= _MAX_STEMS:
+                _STEMS.clear()
+            _STEMS[word] = found
     return found
 
 
