@@ -247,3 +247,10 @@ def test_a_catalog_keyed_by_fingerprint_is_aliased_under_a_byte_key() -> None:
     assert first.catalog is not None
     assert (aliased.catalog is first.catalog, aliased.catalog_reused) == (True, True)
     assert (aliased.duplicates, again.duplicates, again.catalog is first.catalog) == (1, 1, True)
+
+
+def test_empty_catalogs_count_against_the_bound() -> None:
+    cache = CatalogCache(max_tools=2)
+    for key in ("a", "b", "c"):
+        cache.put(key, CatalogEntry.of(build_catalog([])))
+    assert (len(cache), cache.get("a")) == (2, None)
