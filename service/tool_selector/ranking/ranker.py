@@ -98,7 +98,10 @@ def select(
     for group in _by_exactness(catalog, query.pattern, named):
         fused[group] += float(fused.max() - fused[group].min()) + bonus  # above every other tool
     ev = Evidence(bm25=bm25, dense=dense, fused=fused)
-    order = [int(i) for i in np.argsort(-fused, kind="stable")]
+    ranks = np.argsort(-fused, kind="stable")
+    order: list[int] = ranks.tolist()  # in C: a per-item int() cost 1 ms at 4,000 tools
+    position = np.empty_like(ranks)
+    position[ranks] = np.arange(len(ranks))
     coverage = catalog.index.coverage(query.terms)
 
     def strength(i: int) -> float:
@@ -107,7 +110,7 @@ def select(
     best = max((strength(i) for i in order[:top_k]), default=0.0)
     no_match = not named and not is_match(best, dense is None, params)
     keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
-    kept = [i for i in order if i in keep][:top_k]
+    kept = sorted(keep, key=position.__getitem__)[:top_k]
     chosen = set(kept)
     if not no_match:
         floor = params.coverage_floor if dense is None else params.dense_floor
@@ -119,7 +122,8 @@ def select(
             elif dense is None and bm25[i] <= 0:
                 break  # lexical only: the rest of the order has no matching term either
     picked = tuple(
-        _explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in order if i in chosen
+        _explain(catalog, query, i, ev=ev, exact=exact, keep=keep)
+        for i in sorted(chosen, key=position.__getitem__)
     )
     ranked = tuple(catalog.texts[i].name for i in order[:top_k])
     return Ranking(picked=picked, no_match=no_match, ranked=ranked)
