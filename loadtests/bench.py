@@ -16,6 +16,7 @@ import contextlib
 import datetime as dt
 import gc
 import json
+import math
 import os
 import platform
 import random
@@ -65,6 +66,11 @@ class Result:
     failures: dict[str, int] = field(default_factory=dict)
     #: requests sent a second time because their pooled connection answered nothing
     retried: int = 0
+    #: longest the client's own event loop was late waking a 5 ms timer during the open loop:
+    #: latency is measured from the scheduled send time, so a stalled client counts as latency
+    client_lag: float = 0.0
+    #: (seconds into the run, latency, retried) of requests slower than 100 ms, for diagnosis
+    slow: list[tuple[float, float, bool]] = field(default_factory=list)
 
     def fail(self, reason: str) -> None:
         self.failed += 1
@@ -90,7 +96,7 @@ class _StaleConnection(Exception):
 
 async def _request(
     host: str, port: int, body: bytes, conns: list[Conn], result: Result | None = None
-) -> tuple[int, str]:
+) -> tuple[int, str, bool]:
     """One POST over a pooled keep-alive connection (raw HTTP/1.1: the client must be cheap).
 
     A pooled connection the server closed while it sat idle answers nothing (an empty status
@@ -103,12 +109,13 @@ async def _request(
         conn = None if candidate[1].is_closing() else candidate
     if conn is not None:
         try:
-            return await _exchange(host, body, conn, conns)
+            return (*await _exchange(host, body, conn, conns), False)
         except _StaleConnection:
             conn[1].close()
             if result is not None:
                 result.retried += 1  # shown: a server dropping requests must not hide here
-    return await _exchange(host, body, await asyncio.open_connection(host, port), conns)
+    fresh = await asyncio.open_connection(host, port)
+    return (*await _exchange(host, body, fresh, conns), conn is not None)
 
 
 async def _exchange(host: str, body: bytes, conn: Conn, conns: list[Conn]) -> tuple[int, str]:
@@ -172,10 +179,16 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
     start = time.perf_counter()
     last_done = start
 
+    async def watch_lag() -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.005)
+            result.client_lag = max(result.client_lag, time.perf_counter() - before - 0.005)
+
     async def one(i: int, scheduled: float) -> None:
         nonlocal last_done
         try:
-            status, path = await asyncio.wait_for(
+            status, path, retried = await asyncio.wait_for(
                 _request(host, int(port), scenario.bodies[i % len(scenario.bodies)], conns, result),
                 limit,
             )
@@ -195,8 +208,11 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
         last_done = max(last_done, now)
         result.ok += 1
         result.latencies.append(now - scheduled)
+        if now - scheduled > 0.1:
+            result.slow.append((scheduled - start, now - scheduled, retried))
         result.paths[path] = result.paths.get(path, 0) + 1
 
+    watcher = asyncio.create_task(watch_lag())
     tasks = []
     for i in range(n):
         scheduled = start + i / scenario.rate
@@ -205,6 +221,7 @@ async def open_loop(url: str, scenario: Scenario, duration: float, limit: float)
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(one(i, scheduled)))
     await asyncio.gather(*tasks)
+    watcher.cancel()
     result.sent = n
     result.elapsed = max(last_done - start, duration)
     for _, writer in conns:
@@ -381,6 +398,7 @@ def run(args: argparse.Namespace) -> list[Result]:
                         continue
                     results.append(_measure(proc.url, server, scenario, args))
                     print(_row(results[-1]), file=sys.stderr)
+                    _print_slow(results[-1])
             finally:
                 proc.stop()
     finally:
@@ -415,8 +433,19 @@ def _measure(url: str, server: str, scenario: Scenario, args: argparse.Namespace
     return r
 
 
+def _print_slow(r: Result) -> None:
+    if r.slow:
+        print(
+            f"# {len(r.slow)} answers over 100 ms (s into run: ms, * = sent again): "
+            + ", ".join(f"{t:.2f}: {ms * 1000:.0f}{'*' * again}" for t, ms, again in r.slow),
+            file=sys.stderr,
+        )
+
+
 def _row(r: Result) -> str:
     paths = ", ".join(f"{k or '-'} {v}" for k, v in sorted(r.paths.items()))
+    # no query embedded at all (a lexical answer looks nothing up): say so, not "nan%"
+    hits = "none looked up" if math.isnan(r.query_hits) else f"{r.query_hits:.0%}"
     why = [f"{k} x{v}" for k, v in sorted(r.failures.items())]
     if r.retried:
         why.append(f"{r.retried} sent again on a new connection")
@@ -424,7 +453,8 @@ def _row(r: Result) -> str:
     return (
         f"| {r.server} | {r.scenario} | {r.rate:g} | {r.sent} | {r.ok} | {failed} | "
         f"{r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | {r.throughput:.1f} | "
-        f"{r.pct(50, solo=True):.1f} / {r.pct(99, solo=True):.1f} | {r.query_hits:.0%} | {paths} |"
+        f"{r.pct(50, solo=True):.1f} / {r.pct(99, solo=True):.1f} | {hits} | {paths} | "
+        f"{r.client_lag * 1000:.0f} |"
     )
 
 
@@ -441,8 +471,8 @@ def table(results: list[Result], args: argparse.Namespace) -> str:
         "",
         "| server | scenario | offered req/s | sent | ok | failed | p50 ms | p95 ms | p99 ms | "
         "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits (open loop) | "
-        "answered by |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "answered by | client loop lag max ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in results]
     fast = next(
