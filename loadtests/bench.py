@@ -71,6 +71,8 @@ class Result:
     client_lag: float = 0.0
     #: (seconds into the run, latency, retried) of requests slower than 100 ms, for diagnosis
     slow: list[tuple[float, float, bool]] = field(default_factory=list)
+    #: cores busy during the open loop: server / client / everything else / stolen by the host
+    cores: str = ""
 
     def fail(self, reason: str) -> None:
         self.failed += 1
@@ -380,6 +382,7 @@ def run(args: argparse.Namespace) -> list[Result]:
         # so it is measured rather than refused
         naive_env = {
             **base,
+            "TOOL_SELECTOR_ENCODER": args.naive_encoder,
             "TOOL_SELECTOR_PIPELINE": "naive",
             "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "300",
             "TOOL_SELECTOR_MAX_IN_FLIGHT": "256",
@@ -396,7 +399,7 @@ def run(args: argparse.Namespace) -> list[Result]:
                 for scenario in _scenarios(args, naive=server == "naive"):
                     if server == "fast" and not _chosen(scenario, args.only):
                         continue
-                    results.append(_measure(proc.url, server, scenario, args))
+                    results.append(_measure(proc, server, scenario, args))
                     print(_row(results[-1]), file=sys.stderr)
                     _print_slow(results[-1])
             finally:
@@ -411,8 +414,46 @@ def _chosen(scenario: Scenario, only: list[str] | None) -> bool:
     return not only or any(t in scenario.name for t in only)
 
 
-def _measure(url: str, server: str, scenario: Scenario, args: argparse.Namespace) -> Result:
+@dataclass(frozen=True)
+class CpuSample:
+    """CPU seconds so far: the server's process group, this client, the whole machine."""
+
+    server: float
+    client: float
+    busy: float  # every CPU, not idle, not stolen
+    steal: float  # time the hypervisor gave this VM's CPUs to someone else
+
+    @classmethod
+    def take(cls, server_group: int) -> CpuSample:
+        tick = os.sysconf("SC_CLK_TCK")
+        server = 0.0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the process ended meanwhile
+                continue
+            if int(fields[2]) == server_group:  # pgrp; fields[11:13] are utime, stime
+                server += (int(fields[11]) + int(fields[12])) / tick
+        own = os.times()
+        cpu = [int(x) / tick for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        # user nice system idle iowait irq softirq steal ...
+        busy = cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6]
+        return cls(server, own.user + own.system, busy, cpu[7])
+
+    def cores_since(self, before: CpuSample, seconds: float) -> str:
+        """Cores in use over ``seconds``: server / client / everything else / stolen."""
+        server = self.server - before.server
+        client = self.client - before.client
+        rest = max(0.0, self.busy - before.busy - server - client)
+        steal = self.steal - before.steal
+        return " / ".join(f"{x / seconds:.2f}" for x in (server, client, rest, steal))
+
+
+def _measure(
+    proc: ServiceProcess, server: str, scenario: Scenario, args: argparse.Namespace
+) -> Result:
     """Prime (warm scenarios), one-at-a-time requests, then the open loop, on one server."""
+    url, group = proc.url, proc.proc.pid  # started in its own session: pid is the group
     if scenario.expect == "hybrid" and server == "fast":
         _warm(url, scenario.bodies[0])
     if scenario.prime and server == "fast":
@@ -424,7 +465,9 @@ def _measure(url: str, server: str, scenario: Scenario, args: argparse.Namespace
         solo = asyncio.run(closed_loop(url, solo_bodies))
     before = _query_cache(url)
     with _client_gc_paused():
+        cpu_before, began = CpuSample.take(group), time.perf_counter()
         r = asyncio.run(open_loop(url, scenario, args.duration, args.timeout))
+        r.cores = CpuSample.take(group).cores_since(cpu_before, time.perf_counter() - began)
     after = _query_cache(url)
     r.server = server
     r.solo = solo
@@ -454,7 +497,7 @@ def _row(r: Result) -> str:
         f"| {r.server} | {r.scenario} | {r.rate:g} | {r.sent} | {r.ok} | {failed} | "
         f"{r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | {r.throughput:.1f} | "
         f"{r.pct(50, solo=True):.1f} / {r.pct(99, solo=True):.1f} | {hits} | {paths} | "
-        f"{r.client_lag * 1000:.0f} |"
+        f"{r.client_lag * 1000:.0f} | {r.cores} |"
     )
 
 
@@ -465,14 +508,15 @@ def table(results: list[Result], args: argparse.Namespace) -> str:
         f"({os.cpu_count()} CPUs, {platform.processor() or platform.machine()}), "
         f"load average before {args.load_before}, after {load[0]:.2f} {load[1]:.2f} "
         f"{load[2]:.2f}, "
-        f"encoder `{args.encoder}`, {args.duration:g}s per scenario.",
+        f"encoder `{args.encoder}` (naive baseline `{args.naive_encoder}`), "
+        f"{args.duration:g}s per scenario.",
         "",
         f"Command: `{' '.join(['python', '-m', 'loadtests.bench', *sys.argv[1:]])}`",
         "",
         "| server | scenario | offered req/s | sent | ok | failed | p50 ms | p95 ms | p99 ms | "
         "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits (open loop) | "
-        "answered by | client loop lag max ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "answered by | client loop lag max ms | cores: server / client / rest / stolen |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in results]
     fast = next(
@@ -510,6 +554,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=30, help="client timeout per request, s")
     parser.add_argument(
         "--encoder", default="onnx-int8", choices=["onnx-int8", "sentence-transformers"]
+    )
+    parser.add_argument(
+        "--naive-encoder",
+        default="sentence-transformers",
+        choices=["onnx-int8", "sentence-transformers"],
+        help="the naive baseline's encoder (default: the full model, as peers run it)",
     )
     parser.add_argument(
         "--solo", type=int, default=40, help="one-at-a-time requests before each open-loop run"

@@ -133,6 +133,15 @@ def warm_up(selector: Selector, path: Path) -> None:
     selector.cache.flush(10.0)
 
 
+def limit_blas_threads(threads: int) -> None:
+    """Cap the threads of every BLAS library loaded in this process (``threadpoolctl``);
+    0 leaves them alone. Process-wide and permanent: called once, when the app loads."""
+    if threads:
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+        threadpool_limits(limits=threads, user_api="blas")
+
+
 def settle_heap() -> None:
     """Collect once, then move every object alive now (model, modules, warm catalogs) out of
     the garbage collector's reach (``gc.freeze``). A full collection over them took 60-80 ms

@@ -35,6 +35,9 @@ class Runtime:
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""
+        from tool_selector.assembly import limit_blas_threads, settle_heap, warm_up  # noqa: PLC0415
+
+        limit_blas_threads(self.settings.blas_threads)
         try:
             self.selector.encoder = self.encoder_factory(self.settings)
         except Exception as exc:  # a model that fails to load must not crash-loop the server
@@ -42,8 +45,6 @@ class Runtime:
             self.logger.exception("embedding model failed to load; serving lexical ranking")
             return
         if self.settings.warmup_file:
-            from tool_selector.assembly import warm_up  # noqa: PLC0415
-
             try:
                 warm_up(self.selector, Path(self.settings.warmup_file))
             except EmbeddingStopped:
@@ -53,7 +54,5 @@ class Runtime:
                 self.load_error = f"warm-up failed: {exc}"
                 self.logger.exception("warm-up failed")
                 return
-        from tool_selector.assembly import settle_heap  # noqa: PLC0415
-
         settle_heap()
         self.ready.set()
