@@ -35,6 +35,7 @@ import redis
 from tests.support import ServiceProcess, free_port, start_service
 
 from loadtests import workload
+from loadtests.cpu import CpuSample
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "loadtests" / "README.md"
@@ -412,41 +413,6 @@ def run(args: argparse.Namespace) -> list[Result]:
 
 def _chosen(scenario: Scenario, only: list[str] | None) -> bool:
     return not only or any(t in scenario.name for t in only)
-
-
-@dataclass(frozen=True)
-class CpuSample:
-    """CPU seconds so far: the server's process group, this client, the whole machine."""
-
-    server: float
-    client: float
-    busy: float  # every CPU, not idle, not stolen
-    steal: float  # time the hypervisor gave this VM's CPUs to someone else
-
-    @classmethod
-    def take(cls, server_group: int) -> CpuSample:
-        tick = os.sysconf("SC_CLK_TCK")
-        server = 0.0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:  # the process ended meanwhile
-                continue
-            if int(fields[2]) == server_group:  # pgrp; fields[11:13] are utime, stime
-                server += (int(fields[11]) + int(fields[12])) / tick
-        own = os.times()
-        cpu = [int(x) / tick for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-        # user nice system idle iowait irq softirq steal ...
-        busy = cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6]
-        return cls(server, own.user + own.system, busy, cpu[7])
-
-    def cores_since(self, before: CpuSample, seconds: float) -> str:
-        """Cores in use over ``seconds``: server / client / everything else / stolen."""
-        server = self.server - before.server
-        client = self.client - before.client
-        rest = max(0.0, self.busy - before.busy - server - client)
-        steal = self.steal - before.steal
-        return " / ".join(f"{x / seconds:.2f}" for x in (server, client, rest, steal))
 
 
 def _measure(

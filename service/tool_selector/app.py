@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 
 from tool_selector import __version__
 from tool_selector.api import error_response, healthz, metrics, readyz, search
-from tool_selector.assembly import build_selector
+from tool_selector.assembly import build_selector, limit_blas_threads
 from tool_selector.auth import KeyRing
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID
 from tool_selector.embeddings.factory import encoder_from_settings
@@ -62,6 +62,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        limit_blas_threads(settings.blas_threads)  # before the first request is served
         loader = threading.Thread(target=runtime.load_encoder, name="load-encoder", daemon=True)
         loader.start()
         try:

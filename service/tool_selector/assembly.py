@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from threadpoolctl import threadpool_limits
 
 from tool_selector.catalogs import CatalogCache, EmbeddingJobs, JobEvent, QueryCache
 from tool_selector.embeddings.breaker import BreakerState
@@ -134,11 +135,10 @@ def warm_up(selector: Selector, path: Path) -> None:
 
 
 def limit_blas_threads(threads: int) -> None:
-    """Cap the threads of every BLAS library loaded in this process (``threadpoolctl``);
-    0 leaves them alone. Process-wide and permanent: called once, when the app loads."""
+    """Cap the threads of the BLAS libraries loaded so far (``threadpoolctl``); 0 leaves them
+    alone. Process-wide and permanent, but blind to libraries loaded later: the app calls it
+    before serving and again once the encoder (which may load SciPy's own BLAS) is in."""
     if threads:
-        from threadpoolctl import threadpool_limits  # noqa: PLC0415
-
         threadpool_limits(limits=threads, user_api="blas")
 
 

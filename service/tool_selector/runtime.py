@@ -37,13 +37,13 @@ class Runtime:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""
         from tool_selector.assembly import limit_blas_threads, settle_heap, warm_up  # noqa: PLC0415
 
-        limit_blas_threads(self.settings.blas_threads)
         try:
             self.selector.encoder = self.encoder_factory(self.settings)
         except Exception as exc:  # a model that fails to load must not crash-loop the server
             self.load_error = f"{type(exc).__name__}: {exc}"
             self.logger.exception("embedding model failed to load; serving lexical ranking")
             return
+        limit_blas_threads(self.settings.blas_threads)  # again: the encoder may load a BLAS
         if self.settings.warmup_file:
             try:
                 warm_up(self.selector, Path(self.settings.warmup_file))
