@@ -70,6 +70,14 @@ def test_a_bad_warmup_file_keeps_the_replica_unready(tmp_path: Path) -> None:
     assert (r.status_code, "warm-up failed" in r.json()["detail"]) == (503, True)
 
 
+def sigterm(proc: ServiceProcess) -> tuple[int, float]:
+    """SIGTERM the service; its exit code and the seconds it took to exit (at most 30)."""
+    began = time.monotonic()
+    proc.proc.terminate()
+    code = proc.proc.wait(30)
+    return code, time.monotonic() - began
+
+
 def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) -> None:
     """The real model embedding a cold catalog in the background when SIGTERM arrives: the
     queued work is dropped, the running job stops after its chunk, the process exits 0."""
@@ -79,10 +87,7 @@ def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) ->
             body = {"pattern": "archive records", "tools": cold_catalog(size)}
             r = httpx.post(proc.url + SEARCH, json=body, timeout=10)
             assert r.headers["x-tool-selector-ranking"] == "lexical"
-        began = time.monotonic()
-        proc.proc.terminate()
-        code = proc.proc.wait(30)
-        stopped_in = time.monotonic() - began
+        code, stopped_in = sigterm(proc)
     finally:
         proc.stop()
     log = proc.log_path.read_text()
@@ -96,10 +101,7 @@ def test_sigterm_during_warm_up_stops_it_and_exits_cleanly(tmp_path: Path) -> No
     proc = start_service(tmp_path, {"TOOL_SELECTOR_WARMUP_FILE": str(warmup)}, wait_ready=False)
     try:
         assert httpx.get(proc.url + "/readyz").status_code == 503  # still warming up
-        began = time.monotonic()
-        proc.proc.terminate()
-        code = proc.proc.wait(30)
-        stopped_in = time.monotonic() - began
+        code, stopped_in = sigterm(proc)
     finally:
         proc.stop()
     assert (code, stopped_in < 15) == (0, True)
