@@ -10,12 +10,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_DIR = ROOT / "service"
 
@@ -27,11 +29,12 @@ def free_port() -> int:
         return port
 
 
-def wait_until(check: object, timeout: float, what: str) -> None:
+def wait_until(check: Callable[[], T], timeout: float, what: str) -> T:
+    """Call ``check`` until it returns something truthy, and return that."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if callable(check) and check():
-            return
+        if value := check():
+            return value
         time.sleep(0.05)
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 

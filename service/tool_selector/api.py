@@ -13,7 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from tool_selector.decoding import decode_request
 from tool_selector.errors import RequestError, UnsupportedMediaType
-from tool_selector.logs import log_request, redact
+from tool_selector.logs import log_request
 from tool_selector.ranking.ranker import Ranking
 from tool_selector.runtime import Runtime
 from tool_selector.selector import Outcome
@@ -21,6 +21,8 @@ from tool_selector.shadow import ShadowCompare
 from tool_selector_client.wire import ErrorBody, Explanation, SearchRequest, SearchResponse
 
 SEARCH_PATH = "/v1/tool-discovery/search"
+#: Every path that ranks a request body: the guard reads, admits and times these.
+SEARCH_PATHS = frozenset({SEARCH_PATH})
 RANKING_HEADER = "X-Tool-Selector-Ranking"
 _JSON = "application/json"
 _ENCODER = msgspec.json.Encoder()
@@ -154,7 +156,7 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
     m.catalog_cache.labels("hit" if outcome.catalog_reused else "miss").inc()
     if outcome.path == "hybrid":
         m.query_cache.labels("hit" if outcome.query_cached else "miss").inc()
-    pattern = redact(request.pattern) if runtime.settings.log_redact else request.pattern
+    pattern = runtime.redact(request.pattern) if runtime.settings.log_redact else request.pattern
     log_request(
         runtime.logger,
         {

@@ -20,6 +20,7 @@ from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.onnx import ONNX_MODEL_ID
 from tool_selector.fastpath import RequestDecoder
 from tool_selector.guard import guard_middleware
+from tool_selector.logs import Redactor
 from tool_selector.metrics import Metrics
 from tool_selector.runtime import EncoderFactory, Runtime
 from tool_selector.settings import Settings
@@ -49,6 +50,7 @@ def create_app(
         logger=logger,
         workers=WorkerPool(settings.worker_threads),
         decoder=RequestDecoder(settings, selector.catalogs if reuse else None),
+        redact=Redactor(settings.log_redact_key),
     )
     runtime.metrics.build.info(
         {

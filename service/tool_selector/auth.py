@@ -5,7 +5,9 @@ Tokens come from ``TOOL_SELECTOR_API_KEYS`` (comma-separated) and/or
 before the old one is removed (rotation). The file is re-read when its modification time or
 size changes; ``SIGHUP`` makes granian respawn its workers, which re-reads everything.
 
-A presented token is compared with every configured key in constant time: both sides are
+Every credential a request presents must be accepted: with both ``Authorization: Bearer``
+and ``X-API-Key`` (or either twice), all of them (``tokens_from_headers``). A presented token
+is compared with every configured key in constant time: both sides are
 hashed with SHA-256 first (equal lengths), then ``hmac.compare_digest`` runs over all keys
 without stopping at the first match.
 """
@@ -88,6 +90,11 @@ class KeyRing:
             ok |= hmac.compare_digest(presented, key)
         return ok
 
+    def accepts_all(self, tokens: Iterable[bytes]) -> bool:
+        """True when there is at least one token and every one is accepted (all are checked)."""
+        verdicts = [self.accepts(token) for token in tokens]
+        return bool(verdicts) and all(verdicts)
+
     def _maybe_reload(self) -> None:
         if self._path is not None and time.monotonic() - self._checked >= FILE_CHECK_INTERVAL:
             self._reload(force=False)
@@ -109,17 +116,24 @@ class KeyRing:
             self._stamp = stamp
 
 
-def token_from_headers(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
-    """The token of ``Authorization: Bearer <t>`` or ``X-API-Key: <t>`` (raw ASGI headers)."""
+def tokens_from_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[bytes, ...]:
+    """Every credential the request presents (raw ASGI headers), in header order.
+
+    The rule when several are present (e.g. both ``Authorization`` and ``X-API-Key``): each
+    one must be an accepted key, so the answer never depends on which header comes first.
+    Each ``Authorization`` header yields its Bearer token, and each ``X-API-Key`` header its
+    value; an ``Authorization`` of another scheme, or an empty one, yields ``b""``, which no
+    key equals (blank keys are dropped when keys are parsed), so it is refused.
+    """
+    tokens: list[bytes] = []
     for name, value in headers:
         lowered = name.lower()
         if lowered == b"authorization":
             scheme, _, rest = value.strip().partition(b" ")
-            if scheme.lower() == b"bearer" and rest.strip():
-                return rest.strip()
-        elif lowered == b"x-api-key" and value.strip():
-            return value.strip()
-    return None
+            tokens.append(rest.strip() if scheme.lower() == b"bearer" else b"")
+        elif lowered == b"x-api-key":
+            tokens.append(value.strip())
+    return tuple(tokens)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,21 +1,32 @@
-"""ASGI middleware in front of the search endpoint: auth, overload, body timeout, deadline.
+"""ASGI middleware in front of the search endpoint: auth, body read, overload, deadline.
 
 In order, before any handler code runs:
 
-1. **Auth** (when keys are configured): the token is checked from the headers, before a byte
-   of the body is read; 401 ``unauthorized`` with ``WWW-Authenticate: Bearer``.
-2. **In-flight cap**: at most ``max_in_flight`` search requests at once per process. One more
-   waits, first come first served, up to ``admission_wait_ms`` for a slot to be handed over
-   (a burst of a few milliseconds is absorbed instead of refused), then gets a 503
-   ``overloaded`` with ``Retry-After`` so the proxy fails open instead of queueing behind work
-   it will time out on anyway. Auth comes first, so only a trusted caller can hold a slot.
-3. **Body read** with a total time budget (``body_timeout_seconds``, 408 ``request_timeout``;
-   granian itself never times out a stalled body) and the size cap (413, from
-   ``Content-Length`` or while reading).
-4. **Deadline**: once the body is in, the handler has ``request_deadline_seconds`` to answer;
+1. **Auth** (when keys are configured): the credentials are checked from the headers, before
+   a byte of the body is read; 401 ``unauthorized`` with ``WWW-Authenticate: Bearer``.
+2. **Body read**, *before* an in-flight slot is taken, so a client that sends its body slowly
+   holds no ranking slot: a total time budget (``body_timeout_seconds``, 408
+   ``request_timeout``; granian itself never times out a stalled body), the size cap (413,
+   from ``Content-Length`` or while reading), and a process-wide budget of buffered body bytes
+   (``body_buffer_bytes``: bytes are counted as they arrive, so a slow sender holds only what
+   it has sent; past it, 503 ``overloaded``). A body that ends before it is complete, or whose
+   chunked framing is broken, is a 400 ``malformed_body``: granian reports both as
+   ``http.disconnect`` (measured on granian 2.8: a bad chunk size line such as ``zz``, ``-5``
+   or an overflowing size, a chunk without its CRLF, a good chunk then a bad one, and a client
+   that half-closes mid-body), and the connection may still be open to hear it.
+3. **In-flight cap**: at most ``max_in_flight`` search requests ranked at once per process.
+   One more waits, first come first served, up to ``admission_wait_ms`` for a slot to be
+   handed over, then gets a 503 ``overloaded`` with ``Retry-After`` so the proxy fails open
+   instead of queueing behind work it will time out on anyway.
+4. **Deadline**: once a slot is held, the handler has ``request_deadline_seconds`` to answer;
    then the request is cancelled and answered 503 ``deadline_exceeded``. Ranking already
    running finishes in its thread and keeps its worker slot (``workers.WorkerPool``);
    ranking not yet started never starts.
+
+A refusal sent before the whole body was read says ``Connection: close`` and granian closes
+the connection after it: the unread rest of the body would otherwise be parsed as the next
+request on a keep-alive connection. A refusal after the body was read leaves the connection
+open for the next request.
 
 ``/metrics`` is guarded by auth only when ``auth_metrics`` is set. ``/healthz`` and
 ``/readyz`` are always open (probes carry no credentials).
@@ -33,10 +44,12 @@ import anyio
 import msgspec
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from prometheus_client import Gauge
 
-from tool_selector.api import SEARCH_PATH
-from tool_selector.auth import KeyRing, token_from_headers
+from tool_selector.api import SEARCH_PATHS
+from tool_selector.auth import KeyRing, tokens_from_headers
 from tool_selector.errors import (
+    BadRequest,
     PayloadTooLarge,
     RequestError,
     RequestTimeout,
@@ -51,7 +64,7 @@ _ENCODER = msgspec.json.Encoder()
 
 
 class Guard:
-    """The middleware; one instance per route, sharing ``state`` (the in-flight count)."""
+    """The middleware; one instance per route, sharing ``state`` (slots and body bytes)."""
 
     def __init__(self, app: ASGIApp, runtime: Runtime, keys: KeyRing, state: GuardState) -> None:
         self.app = app
@@ -64,37 +77,47 @@ class Guard:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        try:
-            if path == SEARCH_PATH:
+        if path in SEARCH_PATHS:
+            await self._search(scope, receive, send)
+            return
+        if path == METRICS_PATH and self.runtime.settings.auth_metrics:
+            try:
                 self._authenticate(scope)
-                await self._search(scope, receive, send)
+            except RequestError as exc:
+                await self._refuse(send, exc, close=True)
                 return
-            if path == METRICS_PATH and self.runtime.settings.auth_metrics:
-                self._authenticate(scope)
-        except _Disconnected:
-            return
-        except RequestError as exc:
-            await self._refuse(send, exc)
-            return
         await self.app(scope, receive, send)
 
     def _authenticate(self, scope: Scope) -> None:
+        """Every credential presented must be accepted (see ``auth.tokens_from_headers``)."""
         if not self.keys.enabled:
             return
-        token = token_from_headers(scope["headers"])
-        if token is None:
-            raise Unauthorized("unauthorized", "missing service token (Authorization: Bearer)")
-        if not self.keys.accepts(token):
+        tokens = tokens_from_headers(scope["headers"])
+        if not tokens:
+            raise Unauthorized(
+                "unauthorized", "missing service token (Authorization: Bearer or X-API-Key)"
+            )
+        if not self.keys.accepts_all(tokens):
             raise Unauthorized("unauthorized", "service token not accepted")
 
     async def _search(self, scope: Scope, receive: Receive, send: Send) -> None:
+        reading = _BodyRead(self.state, self.runtime.metrics.body_bytes)
+        try:
+            self._authenticate(scope)
+            body = await self._read_body(scope, receive, reading)
+            await self._admitted(scope, body, receive, send)
+        except RequestError as exc:
+            await self._refuse(send, exc, close=not reading.complete)
+        finally:
+            reading.release()
+
+    async def _admitted(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         settings = self.runtime.settings
         if not await self._admit(settings.max_in_flight, settings.admission_wait_ms / 1000):
             raise ServiceUnavailable(
                 "overloaded", f"{settings.max_in_flight} requests in flight; retry later"
             )
         try:
-            body = await self._read_body(scope, receive)
             started = False
 
             async def tracking_send(message: Message) -> None:
@@ -122,26 +145,35 @@ class Guard:
         )
         return admitted
 
-    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
+    async def _read_body(self, scope: Scope, receive: Receive, reading: _BodyRead) -> bytes:
         settings = self.runtime.settings
         cap = settings.max_body_bytes
         declared = _content_length(scope)
         if declared is not None and declared > cap:
             raise _too_large(cap)
         chunks: list[bytes] = []
-        size = 0
         try:
             with anyio.fail_after(settings.body_timeout_seconds):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
-                        raise _Disconnected
+                        raise BadRequest(
+                            "malformed_body",
+                            "request body ended before it was complete, or its chunked "
+                            "framing is broken",
+                        )
                     chunk = cast("bytes", message.get("body", b""))
-                    size += len(chunk)
-                    if size > cap:
+                    if reading.held + len(chunk) > cap:
                         raise _too_large(cap)
+                    if not reading.take(len(chunk), settings.body_buffer_bytes):
+                        raise ServiceUnavailable(
+                            "overloaded",
+                            f"{settings.body_buffer_bytes} bytes of request bodies buffered; "
+                            "retry later",
+                        )
                     chunks.append(chunk)
                     if not message.get("more_body", False):
+                        reading.complete = True
                         return b"".join(chunks)
         except TimeoutError as exc:
             raise RequestTimeout(
@@ -149,7 +181,7 @@ class Guard:
                 f"request body not received within {settings.body_timeout_seconds:g} s",
             ) from exc
 
-    async def _refuse(self, send: Send, exc: RequestError) -> None:
+    async def _refuse(self, send: Send, exc: RequestError, *, close: bool) -> None:
         self.runtime.metrics.errors.labels(exc.code).inc()
         headers = [(b"content-type", b"application/json")]
         if exc.status == 401:
@@ -157,7 +189,7 @@ class Guard:
         if exc.code == "overloaded":
             retry = str(self.runtime.settings.retry_after_seconds).encode()
             headers.append((b"retry-after", retry))
-        if exc.status == 408:
+        if close:
             headers.append((b"connection", b"close"))
         payload = _ENCODER.encode(ErrorBody(code=exc.code, detail=exc.detail))
         headers.append((b"content-length", str(len(payload)).encode()))
@@ -165,12 +197,33 @@ class Guard:
         await send({"type": "http.response.body", "body": payload, "more_body": False})
 
 
-class _Disconnected(Exception):
-    """The client closed the connection while sending its body: nobody to answer."""
+class _BodyRead:
+    """One request's share of the process-wide body-byte budget, and whether its body is in."""
+
+    def __init__(self, state: GuardState, gauge: Gauge) -> None:
+        self.state = state
+        self.gauge = gauge
+        self.held = 0
+        self.complete = False
+
+    def take(self, size: int, budget: int) -> bool:
+        """Count ``size`` more buffered bytes; False (nothing counted) past ``budget``."""
+        if size and self.state.body_bytes + size > budget:
+            return False
+        self.state.body_bytes += size
+        self.held += size
+        self.gauge.inc(size)
+        return True
+
+    def release(self) -> None:
+        self.state.body_bytes -= self.held
+        self.gauge.dec(self.held)
+        self.held = 0
 
 
 class GuardState:
-    """The in-flight slots shared by every route's ``Guard`` in one process (one event loop).
+    """What every route's ``Guard`` in one process (one event loop) shares: the in-flight
+    slots and the count of buffered body bytes.
 
     A freed slot goes straight to the longest-waiting request (no barging), so a waiter is
     never starved by later arrivals and ``in_flight`` never exceeds the cap.
@@ -178,6 +231,8 @@ class GuardState:
 
     def __init__(self) -> None:
         self.in_flight = 0
+        #: Request body bytes buffered now (being received, waiting for a slot, or ranked).
+        self.body_bytes = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     def try_acquire(self, cap: int) -> bool:

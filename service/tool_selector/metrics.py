@@ -102,6 +102,11 @@ class Metrics:
             "Search requests being processed.",
             registry=registry,
         )
+        self.body_bytes = Gauge(
+            "tool_selector_request_body_bytes",
+            "Request body bytes buffered now by search requests (bounded by body_buffer_bytes).",
+            registry=registry,
+        )
         self.admission_wait = Histogram(
             "tool_selector_admission_wait_seconds",
             "Time a search request waited for an in-flight slot (only requests that found none "

@@ -11,6 +11,7 @@ from pathlib import Path
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.errors import EmbeddingStopped
 from tool_selector.fastpath import RequestDecoder
+from tool_selector.logs import Redactor
 from tool_selector.metrics import Metrics
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
@@ -32,6 +33,7 @@ class Runtime:
     load_error: str | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
     decoder: RequestDecoder | None = None
+    redact: Redactor = field(default_factory=Redactor)
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""

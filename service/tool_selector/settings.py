@@ -169,6 +169,21 @@ class Settings:
         "`fast` (catalog reuse, caches, bounded cold path) or `naive` (rank_bm25 + uncached "
         "embeddings per request: the benchmark baseline only).",
     )
+    body_buffer_bytes: int = _setting(
+        64 * 1024 * 1024,
+        "Request body bytes buffered at once by all search requests together (being received, "
+        "waiting for an in-flight slot, or being ranked). Bodies are read before a slot is "
+        "taken and counted as their bytes arrive, so a client sending slowly holds only what "
+        "it has sent and no slot; a body that would pass this gets a 503 `overloaded` and its "
+        "connection is closed.",
+        1,
+    )
+    log_redact_key: str = _setting(
+        "",
+        "Secret key of the keyed hash (HMAC-SHA256) that stands in for redacted patterns in the "
+        "logs; the same key gives the same stand-in on every replica and restart. Empty: a "
+        "random key per process, so stand-ins match only within one process's lifetime.",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:

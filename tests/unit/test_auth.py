@@ -12,7 +12,7 @@ from tool_selector.auth import (
     is_loopback,
     parse_keys,
     tls_config,
-    token_from_headers,
+    tokens_from_headers,
 )
 from tool_selector.cli import main
 from tool_selector.errors import ConfigError
@@ -86,30 +86,47 @@ def test_missing_keys_file_fails_at_startup(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("headers", "token"),
+    ("headers", "tokens"),
     [
-        ([(b"authorization", b"Bearer abc")], b"abc"),
-        ([(b"Authorization", b"bearer   abc ")], b"abc"),
-        ([(b"x-api-key", b"abc")], b"abc"),
-        ([(b"X-API-Key", b" abc ")], b"abc"),
-        ([(b"authorization", b"Basic abc")], None),
-        ([(b"authorization", b"Bearer ")], None),
-        ([(b"x-api-key", b"")], None),
-        ([], None),
+        ([(b"authorization", b"Bearer abc")], (b"abc",)),
+        ([(b"Authorization", b"bearer   abc ")], (b"abc",)),
+        ([(b"x-api-key", b"abc")], (b"abc",)),
+        ([(b"X-API-Key", b" abc ")], (b"abc",)),
+        ([(b"authorization", b"Basic abc")], (b"",)),
+        ([(b"authorization", b"Bearer ")], (b"",)),
+        ([(b"x-api-key", b"")], (b"",)),
+        ([(b"x-api-key", b"k"), (b"authorization", b"Bearer b")], (b"k", b"b")),
+        ([], ()),
     ],
     ids=[
         "bearer",
         "bearer-case-spaces",
         "x-api-key",
         "x-api-key-case",
-        "basic-ignored",
+        "basic-refused",
         "bearer-empty",
         "api-key-empty",
+        "both-in-order",
         "none",
     ],
 )
-def test_token_from_headers(headers: list[tuple[bytes, bytes]], token: bytes | None) -> None:
-    assert token_from_headers(headers) == token
+def test_tokens_from_headers(headers: list[tuple[bytes, bytes]], tokens: tuple[bytes, ...]) -> None:
+    assert tokens_from_headers(headers) == tokens
+
+
+@pytest.mark.parametrize(
+    ("tokens", "ok"),
+    [
+        ((b"k",), True),
+        ((b"k", b"j"), True),
+        ((b"k", b"x"), False),
+        ((b"x", b"k"), False),
+        ((), False),
+    ],
+    ids=["one", "both-good", "second-bad", "first-bad", "none"],
+)
+def test_every_presented_token_must_be_accepted(tokens: tuple[bytes, ...], ok: bool) -> None:
+    assert KeyRing(["k", "j"]).accepts_all(tokens) is ok
 
 
 @pytest.mark.parametrize(

@@ -67,7 +67,7 @@ async def fail(scope: Any, receive: Any, send: Any) -> None:
         (hang, lambda: chunks(b"{}"), 503),
         (fail, lambda: chunks(b"{}"), "RuntimeError"),
         (answer, lambda: chunks(b"{", then=STALL), 408),
-        (answer, lambda: chunks(b"{", then=DISCONNECT), None),
+        (answer, lambda: chunks(b"{", then=DISCONNECT), 400),
         (answer, lambda: chunks(b"x" * 60, b"x" * 60), 413),
         (answer, lambda: chunks(b"{", then=STALL), "cancelled"),
     ],
