@@ -114,9 +114,7 @@ class Guard:
     async def _admitted(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         settings = self.runtime.settings
         if not await self._admit(settings.max_in_flight, settings.admission_wait_ms / 1000):
-            raise ServiceUnavailable(
-                "overloaded", f"{settings.max_in_flight} requests in flight; retry later"
-            )
+            raise self._overloaded()
         try:
             started = False
 
@@ -134,6 +132,10 @@ class Guard:
                 )
         finally:
             self.state.release()
+
+    def _overloaded(self) -> ServiceUnavailable:
+        cap = self.runtime.settings.max_in_flight
+        return ServiceUnavailable("overloaded", f"{cap} requests in flight; retry later")
 
     async def _admit(self, cap: int, wait: float) -> bool:
         if self.state.try_acquire(cap):
