@@ -117,7 +117,11 @@ class Settings:
     )
     retry_after_seconds: int = _setting(1, "`Retry-After` value sent with overload 503s.", 0)
     header_timeout_seconds: float = _setting(
-        5.0, "Longest time to receive the request headers (granian closes the connection).", 0.001
+        5.0,
+        "Longest time to receive the request headers (granian closes the connection). On the "
+        "TLS port the handshake before them is bounded by granian itself, at a fixed 10 s "
+        "(granian 2.8 has no option for it).",
+        0.001,
     )
     body_timeout_seconds: float = _setting(
         5.0, "Longest time to receive a whole request body (408 after).", 0.001

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ssl
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ import httpx
 import pytest
 import trustme
 
+from tests.e2e.rawhttp import closed_within, connect
 from tests.support import ServiceProcess, free_port, start_service, wait_until
 from tool_selector.cli import main
 
@@ -120,6 +122,18 @@ def test_plain_http_to_the_tls_port_gets_no_answer(mtls: ServiceProcess) -> None
     plain = mtls.url.replace("https://", "http://")
     with pytest.raises(httpx.TransportError):
         httpx.get(plain + "/healthz", timeout=5)
+
+
+def test_an_unfinished_handshake_is_cut_off_after_granians_fixed_10_s(
+    mtls: ServiceProcess,
+) -> None:
+    """granian 2.8 bounds the handshake itself (tls-listener's default, no option): not by
+    ``header_timeout_seconds``. This pins the real bound, so a granian that changes it shows."""
+    with connect(mtls) as sock:
+        sock.sendall(b"\x16\x03\x01")  # the start of a TLS record, then nothing
+        began = time.monotonic()
+        assert closed_within(sock, 13)
+    assert 5 <= time.monotonic() - began <= 12
 
 
 @pytest.mark.parametrize(
