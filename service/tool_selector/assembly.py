@@ -59,6 +59,7 @@ def build_selector(settings: Settings, metrics: Metrics) -> Selector:
         queries=QueryCache(settings.query_cache_size),
         jobs=jobs,
         embed_deadline=settings.embed_deadline_ms / 1000,
+        batch_size=settings.embed_batch_size,
     )
 
 

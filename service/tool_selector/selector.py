@@ -10,7 +10,7 @@ Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
@@ -35,8 +35,10 @@ from tool_selector.ranking.ranker import Query, Ranking, select
 from tool_selector_client.wire import SearchRequest, Tool
 
 RankingPath = Literal["hybrid", "lexical"]
-#: Encode at most this many texts per batch in a job, storing each batch as it completes.
-_CHUNK = 64
+#: Encode at most this many texts per batch in a job, storing each batch as it completes
+#: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
+#: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
+DEFAULT_BATCH = 16
 
 
 @dataclass(slots=True)
@@ -85,6 +87,7 @@ class Selector:
         queries: QueryCache | None = None,
         jobs: EmbeddingJobs | None = None,
         embed_deadline: float = 0.06,
+        batch_size: int = DEFAULT_BATCH,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -95,6 +98,7 @@ class Selector:
         self.queries = QueryCache(0) if queries is None else queries
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
+        self.batch_size = max(1, batch_size)
 
     def select(
         self,
@@ -231,8 +235,25 @@ class Selector:
         if self.jobs.estimate(missing) <= remaining:
             return self.jobs.run_inline(job, lambda: self._complete(encoder, entry))
         outcome.deferred = True
-        self.jobs.enqueue(job, lambda: self._complete(encoder, entry, stoppable=True))
+        self.jobs.enqueue(job, self._background(encoder, key, entry))
         return None
+
+    def _background(
+        self, encoder: Encoder, key: str, entry: CatalogEntry
+    ) -> Callable[[], FloatArray]:
+        """A queued job that holds only the texts and their keys, not the built catalog: a
+        catalog evicted while its job waits is freed (the vectors still fill the caches), and
+        the matrix goes to the catalog cached under ``key`` when it is still there."""
+        model, keys, texts = encoder.model_id, entry.keys(encoder.model_id), entry.dense_texts
+
+        def task() -> FloatArray:
+            matrix = self._embed(encoder, keys, texts, stoppable=True)
+            cached = self.catalogs.get(key)
+            if cached is not None:
+                cached.set_matrix(model, matrix)
+            return matrix
+
+        return task
 
     def _complete(
         self, encoder: Encoder, entry: CatalogEntry, *, stoppable: bool = False
@@ -242,22 +263,32 @@ class Selector:
         ``stoppable`` (background and warm-up work, never a request's own): raises
         ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
         """
-        keys = entry.keys(encoder.model_id)
-        found = self.cache.get_many(keys)
-        missing = [i for i, v in enumerate(found) if v is None]
-        for start in range(0, len(missing), _CHUNK):
-            if stoppable:
-                self.jobs.checkpoint()
-            chunk = missing[start : start + _CHUNK]
-            began = time.perf_counter()
-            fresh = encoder.encode([entry.dense_texts[i] for i in chunk])
-            self.jobs.observe(len(chunk), time.perf_counter() - began)
-            for j, i in enumerate(chunk):
-                found[i] = fresh[j]
-            self.cache.put_many([(keys[i], fresh[j]) for j, i in enumerate(chunk)])
-        matrix = stack(found, encoder.dim)
+        matrix = self._embed(
+            encoder, entry.keys(encoder.model_id), entry.dense_texts, stoppable=stoppable
+        )
         entry.set_matrix(encoder.model_id, matrix)
         return matrix
+
+    def _embed(
+        self, encoder: Encoder, keys: list[bytes], texts: list[str], *, stoppable: bool
+    ) -> FloatArray:
+        """The stacked vectors of ``texts``: from the caches, the rest encoded in batches of
+        ``batch_size`` and stored as each batch finishes. A stored vector is a copy: a row
+        view would keep its whole batch alive for as long as the cache keeps the row."""
+        found = self.cache.get_many(keys)
+        missing = [i for i, v in enumerate(found) if v is None]
+        for start in range(0, len(missing), self.batch_size):
+            if stoppable:
+                self.jobs.checkpoint()
+            chunk = missing[start : start + self.batch_size]
+            began = time.perf_counter()
+            fresh = encoder.encode([texts[i] for i in chunk])
+            self.jobs.observe(len(chunk), time.perf_counter() - began)
+            rows = [np.array(fresh[j], dtype=np.float32) for j in range(len(chunk))]
+            for j, i in enumerate(chunk):
+                found[i] = rows[j]
+            self.cache.put_many([(keys[i], rows[j]) for j, i in enumerate(chunk)])
+        return stack(found, encoder.dim)
 
     def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
         cached = self.queries.get(encoder.model_id, pattern)

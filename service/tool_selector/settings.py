@@ -182,6 +182,14 @@ class Settings:
         "connection is closed.",
         1,
     )
+    embed_batch_size: int = _setting(
+        16,
+        "Tool texts encoded per batch when a catalog is embedded. ONNX Runtime keeps the "
+        "working memory of the largest batch it has run for the life of the process: about "
+        "+220 MB of RSS at 16 long tool texts, +450 MB at 64, +110 MB at 8 (measured on the "
+        "bundled int8 model; encode speed was the same or better at 16 than at 64).",
+        1,
+    )
     log_redact_key: str = _setting(
         "",
         "Secret key of the keyed hash (HMAC-SHA256) that stands in for redacted patterns in the "

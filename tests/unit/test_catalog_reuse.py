@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from tool_selector.catalogs import (
 )
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.naive import NaiveSelector
-from tool_selector.ranking.catalog import build_catalog
+from tool_selector.ranking.catalog import Catalog, build_catalog
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
@@ -254,3 +255,36 @@ def test_empty_catalogs_count_against_the_bound() -> None:
     for key in ("a", "b", "c"):
         cache.put(key, CatalogEntry.of(build_catalog([])))
     assert (len(cache), cache.get("a")) == (2, None)
+
+
+def test_an_evicted_catalog_is_freed_while_its_embedding_job_runs() -> None:
+    """Jobs hold texts, not catalogs: memory stays bounded by the catalog cache."""
+    gate = threading.Event()
+
+    class Gated(HashingEncoder):
+        def encode(self, texts: Sequence[str]) -> FloatArray:
+            gate.wait(10)
+            return super().encode(texts)
+
+    def catalogs() -> int:
+        gc.collect()
+        return sum(isinstance(o, Catalog) for o in gc.get_objects())
+
+    before = catalogs()
+    sel = Selector(
+        encoder=Gated(), cache=MemoryCache(1 << 20), catalogs=CatalogCache(3), embed_deadline=0
+    )
+    other = [Tool(name=f"other_{i}", description="something else") for i in range(3)]
+    sel.select(request())  # its job starts and blocks in encode
+    sel.select(request(tools=other))  # evicts the first catalog (3 tools cached at most)
+    alive = catalogs() - before
+    gate.set()
+    assert sel.jobs.drain(10)
+    assert (alive, sel.select(request(tools=other)).path) == (1, "hybrid")
+
+
+def test_cached_vectors_do_not_pin_their_batch() -> None:
+    cache = MemoryCache(1 << 20)
+    sel = Selector(encoder=HashingEncoder(), cache=cache, catalogs=CatalogCache(100))
+    sel.select(request())
+    assert all(v is not None and v.base is None for v in cache.get_many(list(cache._items)))
