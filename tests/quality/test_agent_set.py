@@ -65,6 +65,11 @@ def test_there_are_at_least_250_queries_with_unique_ids() -> None:
     assert (len(set(ids)), len(ids) >= 250) == (len(ids), True)
 
 
+def test_no_query_text_is_asked_twice() -> None:
+    texts = [q["query"].casefold() for q in QUERIES]
+    assert len(set(texts)) == len(texts)
+
+
 def test_every_query_has_a_known_category() -> None:
     assert {q["category"] for q in QUERIES} == set(MINIMUMS)
 
