@@ -388,6 +388,28 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{n} {what}" for what, n in counter.most_common()) or "none"
 
 
+def _print_proxy(summary: dict[str, Any]) -> None:
+    proxy, replay = summary["proxy"], summary["proxy_replay"]
+    s, req, lazy = proxy["searches"], proxy["requests"], proxy["lazy_loading"]
+    print(
+        f"proxy searches: {s['count']} ({_counts(Counter(s['by_status']))}); "
+        f"tools returned {s['returned_tools']} of {s['deferred_tools']} deferred"
+    )
+    for reason in proxy["fail_open_reasons"]:
+        print(f"  {reason['status']}: {reason['count']}")
+        for d in reason["details"]:
+            print(f"    {d['count']:>5}  {d['detail']}")
+    print(
+        f"request filtering: {req['count']} requests, {req['kept']} tools kept, "
+        f"{req['deferred']} deferred; lazy_loading: {lazy['count']} requests, tool "
+        f"definitions {lazy['tokens_before']} -> {lazy['tokens_after']} tokens"
+    )
+    print(
+        f"replayed {replay['replayed']} searches over {replay['catalog_tools']} catalog tools; "
+        f"not replayed: {_counts(Counter(replay['not_replayed']))}"
+    )
+
+
 def _print_summary(summary: dict[str, Any], args: argparse.Namespace) -> None:
     lines = summary["lines"]
     print(
@@ -395,14 +417,7 @@ def _print_summary(summary: dict[str, Any], args: argparse.Namespace) -> None:
         f"unusable: {_counts(Counter(lines['unusable']))}"
     )
     if "proxy" in summary:
-        s, r = summary["proxy"]["searches"], summary["proxy_replay"]
-        print(
-            f"proxy searches: {s['count']} ({_counts(Counter(s['by_status']))}); "
-            f"replayed {r['replayed']}, not replayed: {_counts(Counter(r['not_replayed']))}"
-        )
-        for reason in summary["proxy"]["fail_open_reasons"]:
-            top = reason["details"][0]
-            print(f"  {reason['status']}: {reason['count']}, e.g. {top['detail']!r}")
+        _print_proxy(summary)
     lat, agr = summary["latency_ms"], summary["agreement"]
     print(
         f"{summary['decisions']} decisions ({summary['source']}); p50 {lat['p50']} ms, "
