@@ -2,8 +2,8 @@
 
 pygal draws each chart as inline SVG (axis titles, rotated labels, its own CSS and a small
 inline config script, no external asset): the file opens offline. Chosen over matplotlib
-(about 100 MB more installed) and plotly (about 70 MB, plus 4.6 MB of JavaScript in every
-report); measurements in docs/client.md.
+(99 MB more installed) and plotly (69 MB, plus 4.6 MB of JavaScript in every report) for
+about 1 MB; measurements in docs/client.md.
 """
 
 from __future__ import annotations
