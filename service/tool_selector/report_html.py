@@ -262,7 +262,8 @@ def _proxy_sections(summary: Mapping[str, Any]) -> list[str]:
                 ("fail-open", s["fail_open"]),
                 ("replayed", replay.get("replayed")),
                 ("not replayed", _reasons(replay["not_replayed"])),
-                ("catalog (tools)", f"{replay.get('catalog')} ({replay.get('catalog_tools')})"),
+                ("catalog", replay.get("catalog")),
+                ("catalog tools", replay.get("catalog_tools")),
             ]
         ),
         '<div class="grid">',

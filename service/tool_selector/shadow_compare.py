@@ -271,17 +271,8 @@ def _descriptions(row: Row) -> dict[str, str]:
     return {n: tool_description(named[n])[:DESCRIPTION_CHARS] for n in picked if n in named}
 
 
-def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dict[str, Any]:
-    """The JSON summary of a report."""
-    latencies = [
-        r.latency_ms for r in rows if r.latency_ms is not None and r.outcome not in NO_CALL
-    ]
-    compared = [r.agreement for r in rows if r.agreement is not None]
-    top1 = [a.top1 for a in compared if a.top1 is not None]
-    overlaps = [a.overlap for a in compared if a.overlap is not None]
-    jaccards = [a.jaccard for a in compared if a.jaccard is not None]
-    abstain = Counter(a.abstain for a in compared)
-    disagreements = [
+def _disagreements(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    return [
         {
             "pattern": r.case.pattern,
             "selector": r.ours,
@@ -292,6 +283,19 @@ def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dic
         for r in rows
         if r.agreement is not None and r.agreement.jaccard is not None and r.agreement.jaccard < 1
     ]
+
+
+def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """The JSON summary of a report."""
+    latencies = [
+        r.latency_ms for r in rows if r.latency_ms is not None and r.outcome not in NO_CALL
+    ]
+    compared = [r.agreement for r in rows if r.agreement is not None]
+    top1 = [a.top1 for a in compared if a.top1 is not None]
+    overlaps = [a.overlap for a in compared if a.overlap is not None]
+    jaccards = [a.jaccard for a in compared if a.jaccard is not None]
+    abstain = Counter(a.abstain for a in compared)
+    disagreements = _disagreements(rows)
     return {
         "source": source,
         **extra,

@@ -94,6 +94,16 @@ def test_missing_capture_exits_2(tmp_path: Path) -> None:
     assert main(["shadow-compare", str(tmp_path / "absent.jsonl")]) == 2
 
 
+def test_unreadable_catalog_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = tmp_path / "tools.jsonl"
+    catalog.write_text("{}\n{oops\n")
+    log = str(PROXY / "tool_discovery.jsonl")
+    assert main(["shadow-compare", log, "--catalog", str(catalog)]) == 2
+    assert "tools.jsonl:2: not JSON" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("record", "expected"),
     [
