@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tool_selector.catalogs import CatalogCache, CatalogEntry, QueryCache, fingerprint
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
@@ -62,6 +64,8 @@ _CACHE_BYTES = 256 * 1024 * 1024
 _CATALOG_TOOLS = 50_000
 #: Query vectors kept: every query of the largest split (MetaTool, about 10,500) fits.
 _QUERY_VECTORS = 50_000
+#: Queries per encode call (the encoder batches within it; chunks only drive the progress bar).
+_ENCODE_CHUNK = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +245,11 @@ class Evaluator:
 
     def _encode(self, queries: Sequence[BenchQuery]) -> FloatArray:
         """Every query's vector in one batched call, also put in the service's query cache."""
-        qvecs = self.encoder.encode([q.text for q in queries])
+        texts = [q.text for q in queries]
+        chunks = [texts[i : i + _ENCODE_CHUNK] for i in range(0, len(texts), _ENCODE_CHUNK)]
+        label = f"encode {len(texts)} queries"
+        parts = [self.encoder.encode(c) for c in _bar(chunks, label, self.config.progress)]
+        qvecs = np.concatenate(parts) if parts else self.encoder.encode([])
         for q, vec in zip(queries, qvecs, strict=True):
             self.selector.queries.put(self.encoder.model_id, q.text, vec)
         return qvecs
