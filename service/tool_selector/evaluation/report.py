@@ -59,7 +59,7 @@ def overview(results: list[Mapping[str, Any]], k: int) -> list[str]:
     """One row per ranker, one column per set: ``R@k (R@1)``."""
     if not results:
         return ["(no data sets)"]
-    head = [f"{r['dataset']} ({r['tools']:,} tools, {r['queries']:,} q)" for r in results]
+    head = [f"{r['dataset']} ({r['tools']:,} tools, {_asked(r)})" for r in results]
     lines = ["| ranker | " + " | ".join(head) + " |", "|---|" + "---:|" * len(results)]
     for ranker in _rankers(results):
         cells = []
@@ -132,6 +132,12 @@ def _cell(summary: Mapping[str, Any], cat: Mapping[str, Any], k: int) -> str:
     if cat["no_match"]:
         parts.append(f"abstain {summary.get('abstain%', 0.0):.1f}%")
     return " · ".join(parts)
+
+
+def _asked(res: Mapping[str, Any]) -> str:
+    """``N q`` real needs, ``+ M no-match`` when there are some."""
+    extra = f" + {res['no_match_queries']} no-match" if res.get("no_match_queries") else ""
+    return f"{res['queries']:,} q{extra}"
 
 
 def _rankers(results: list[Mapping[str, Any]]) -> list[str]:
