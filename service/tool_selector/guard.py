@@ -41,13 +41,12 @@ from collections import deque
 from typing import Any, cast
 
 import anyio
-import msgspec
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import Gauge
 
-from tool_selector.api import SEARCH_PATHS
 from tool_selector.auth import KeyRing, tokens_from_headers
+from tool_selector.contracts import SEARCH_PATHS, error_bytes
 from tool_selector.errors import (
     BadRequest,
     PayloadTooLarge,
@@ -57,10 +56,8 @@ from tool_selector.errors import (
     Unauthorized,
 )
 from tool_selector.runtime import Runtime
-from tool_selector_client.wire import ErrorBody
 
 METRICS_PATH = "/metrics"
-_ENCODER = msgspec.json.Encoder()
 
 
 class Guard:
@@ -84,7 +81,7 @@ class Guard:
             try:
                 self._authenticate(scope)
             except RequestError as exc:
-                await self._refuse(send, exc, close=True)
+                await self._refuse(send, path, exc, close=True)
                 return
         await self.app(scope, receive, send)
 
@@ -107,7 +104,7 @@ class Guard:
             body = await self._read_body(scope, receive, reading)
             await self._admitted(scope, body, receive, send)
         except RequestError as exc:
-            await self._refuse(send, exc, close=not reading.complete)
+            await self._refuse(send, scope["path"], exc, close=not reading.complete)
         finally:
             reading.release()
 
@@ -183,7 +180,7 @@ class Guard:
                 f"request body not received within {settings.body_timeout_seconds:g} s",
             ) from exc
 
-    async def _refuse(self, send: Send, exc: RequestError, *, close: bool) -> None:
+    async def _refuse(self, send: Send, path: str, exc: RequestError, *, close: bool) -> None:
         self.runtime.metrics.errors.labels(exc.code).inc()
         headers = [(b"content-type", b"application/json")]
         if exc.status == 401:
@@ -193,7 +190,7 @@ class Guard:
             headers.append((b"retry-after", retry))
         if close:
             headers.append((b"connection", b"close"))
-        payload = _ENCODER.encode(ErrorBody(code=exc.code, detail=exc.detail))
+        payload = error_bytes(path, exc.code, exc.detail)
         headers.append((b"content-length", str(len(payload)).encode()))
         await send({"type": "http.response.start", "status": exc.status, "headers": headers})
         await send({"type": "http.response.body", "body": payload, "more_body": False})

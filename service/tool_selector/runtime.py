@@ -29,10 +29,10 @@ class Runtime:
     metrics: Metrics
     encoder_factory: EncoderFactory
     logger: logging.Logger
+    decoder: RequestDecoder
     ready: threading.Event = field(default_factory=threading.Event)
     load_error: str | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
-    decoder: RequestDecoder | None = None
     redact: Redactor = field(default_factory=Redactor)
 
     def load_encoder(self) -> None:

@@ -24,6 +24,7 @@ from tests.e2e.rawhttp import (
 )
 from tests.support import ServiceProcess, start_service, wait_until
 from tool_selector_client import SelectorClient
+from tool_selector_client.wire import COMPRESS_PATH
 
 KEY, OTHER = "hostile-key-0123456789", "other-key-9876543210"
 BUFFER = 4000
@@ -104,6 +105,17 @@ def test_a_broken_body_gets_a_400_json_error_counted_and_closed(
         assert r.headers["connection"] == "close"
         assert closed_within(sock, 5)
     assert errors(service, "malformed_body") == before + 1
+
+
+def test_a_broken_body_on_the_compress_path_gets_that_paths_error_shape(
+    service: ServiceProcess,
+) -> None:
+    raw = CHUNKED.replace(SEARCH.encode(), COMPRESS_PATH.encode()) + b"zz\r\nabc\r\n0\r\n\r\n"
+    with connect(service) as sock:
+        sock.sendall(raw)
+        r = read_response(sock)
+    body = json.loads(r.body)
+    assert (r.status, body["success"], body["code"]) == (400, False, "malformed_body")
 
 
 def test_a_refusal_before_the_body_closes_the_connection(service: ServiceProcess) -> None:
