@@ -162,6 +162,18 @@ def test_bodies_past_the_buffer_budget_get_503_and_close(service: ServiceProcess
     assert (r.headers["connection"], r.headers["retry-after"]) == ("close", "1")
 
 
+def test_every_body_byte_is_given_back(service: ServiceProcess) -> None:
+    """After answers, refusals, broken bodies and clients that left, the budget is whole."""
+    post(service, AUTH)
+    post(service, {})
+    with connect(service) as sock:
+        sock.sendall(CHUNKED + b"3\r\nabc\r\nzz\r\n")
+        read_response(sock)
+    with connect(service) as sock:
+        sock.sendall(head(len(BODY), AUTH) + BODY[:20])
+    wait_until(lambda: metric(service, BUFFERED) == 0, 5, "every body byte given back")
+
+
 @pytest.mark.parametrize(
     ("headers", "status"),
     [
