@@ -3,6 +3,7 @@ slow senders, two credential headers, the body-byte budget, and the client's poo
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -23,7 +24,7 @@ from tests.e2e.rawhttp import (
     read_response,
 )
 from tests.support import ServiceProcess, start_service, wait_until
-from tool_selector_client import SelectorClient
+from tool_selector_client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.wire import COMPRESS_PATH
 
 KEY, OTHER = "hostile-key-0123456789", "other-key-9876543210"
@@ -198,6 +199,21 @@ def test_the_client_pool_survives_a_refusal_before_the_body(service: ServiceProc
         answered = [client.select("send slack message", small) for _ in range(3)]
     assert refused.reason == "http_status"
     assert [s.names[:1] for s in answered] == [("slack_send",)] * 3
+
+
+def test_the_async_client_pool_survives_a_refusal_before_the_body(
+    service: ServiceProcess,
+) -> None:
+    big: list[Any] = [{"name": f"tool_{i}", "description": "x" * 40} for i in range(60)]
+    small: list[Any] = [{"name": "read_file"}, {"name": "slack_send"}]
+
+    async def go() -> tuple[str | None, list[tuple[str, ...]]]:
+        async with AsyncSelectorClient(service.url, token=KEY, timeout_s=5) as client:
+            refused = await client.select("send slack message", big)
+            answered = [await client.select("send slack message", small) for _ in range(3)]
+        return refused.reason, [s.names[:1] for s in answered]
+
+    assert asyncio.run(go()) == ("http_status", [("slack_send",)] * 3)
 
 
 def test_redacted_patterns_are_a_keyed_hash(service: ServiceProcess) -> None:
