@@ -10,9 +10,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens
+import numpy as np
+
+from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens, postings
+from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.text import ToolText, tool_text
-from tool_selector.ranking.tokenize import terms
+from tool_selector.ranking.tokenize import name_words, terms
 from tool_selector_client.wire import Tool
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
@@ -55,6 +58,41 @@ def dedupe(tools: Sequence[Tool]) -> tuple[list[Tool], int]:
     return unique, len(tools) - len(unique)
 
 
+class NameIndex:
+    """Which tools' bare names hold each name word (``tokenize.name_words``), and name sizes.
+
+    Numpy arrays and a ``str -> int`` dict only, like ``LexicalIndex``: invisible to the GC.
+    """
+
+    def __init__(self, names: Sequence[Sequence[str]]) -> None:
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(w, len(vocab)) for w in words] for words in names]
+        self._vocab = vocab
+        self._indptr, self._docs = postings(ids, len(vocab))
+        self._sizes = np.array([max(len(w), 1) for w in names], dtype=np.float32)
+
+    def match(self, words: Sequence[str], weights: Sequence[float]) -> FloatArray:
+        """Per tool, the F1 of how much of its name the pattern says and of the pattern it says.
+
+        ``F1 = 2 a b / (a + b)`` with ``a`` = share of the tool's name words found among
+        ``words`` and ``b`` = ``weights``-weighted share of ``words`` found in its name
+        (precision and recall of the name against the pattern; van Rijsbergen's F-measure).
+        """
+        hits = np.zeros(len(self._sizes), dtype=np.float32)
+        said = np.zeros(len(self._sizes), dtype=np.float32)
+        total = float(sum(weights))
+        for word, weight in zip(words, weights, strict=True):
+            j = self._vocab.get(word)
+            if j is not None:
+                docs = self._docs[self._indptr[j] : self._indptr[j + 1]]
+                hits[docs] += 1.0
+                said[docs] += weight
+        a = hits / self._sizes
+        b = said / total if total > 0 else said
+        both = a + b
+        return np.asarray(np.where(both > 0, 2 * a * b / np.maximum(both, 1e-9), 0.0), np.float32)
+
+
 @dataclass(frozen=True, slots=True)
 class Catalog:
     """Texts, BM25 index (with term coverage) and exact-name lookup of a deduplicated tool list.
@@ -69,6 +107,7 @@ class Catalog:
     by_name: dict[str, tuple[int, ...]] = field(repr=False)
     positions: dict[str, int] = field(repr=False)
     name_words: frozenset[str] = field(default=frozenset(), repr=False)
+    name_index: NameIndex = field(default_factory=lambda: NameIndex(()), repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -76,6 +115,14 @@ class Catalog:
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def name_match(self, words: Sequence[str]) -> FloatArray:
+        """Per tool, how well its bare name and the pattern's ``words`` match (see NameIndex).
+
+        Each pattern word weighs its BM25 IDF in this catalog, so a name sharing only a
+        word most tools have (``get``) matches less than one sharing a rare word.
+        """
+        return self.name_index.match(words, [self.index.idf(w) for w in words])
 
     def exact_matches(self, pattern: str) -> tuple[int, ...]:
         """Tools the pattern names exactly: full name or bare name, case/separator-insensitive."""
@@ -117,4 +164,5 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
         by_name={k: tuple(v) for k, v in by_name.items()},
         positions={t.name: i for i, t in enumerate(texts)},
         name_words=frozenset(w for t in texts for w in t.name_tokens()),
+        name_index=NameIndex([name_words(t.bare_name) for t in texts]),
     )
