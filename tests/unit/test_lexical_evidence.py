@@ -51,3 +51,14 @@ def test_the_name_a_pattern_spells_matches_best() -> None:
 
 def test_names_sharing_no_word_do_not_match() -> None:
     assert CATALOG.name_match(name_words("send a message"))[:2].tolist() == [0.0, 0.0]
+
+
+def test_two_words_match_a_name_word_spelled_as_one() -> None:
+    catalog = build_catalog(
+        [
+            Tool(name="functionapp_get", description="x"),
+            Tool(name="deploy_plan_get", description="x"),
+        ]
+    )
+    match = catalog.name_match(name_words("show the plan of function app"))
+    assert match[0] > match[1]

@@ -110,7 +110,7 @@ class LexicalIndex:
             weight = self.idf(term)
             total += weight
             holders = self._holders(term)
-            if holders is not None and np.isin(docs, holders, assume_unique=True).any():
+            if holders is not None and len(holders) and _holds_any(holders, docs):
                 held += weight
         return held / total if total > 0 else 0.0
 
@@ -137,6 +137,11 @@ class LexicalIndex:
     def _holders(self, term: str) -> npt.NDArray[np.int32] | None:
         j = self._vocab.get(term)
         return None if j is None else self._docs[self._indptr[j] : self._indptr[j + 1]]
+
+
+def _holds_any(sorted_docs: npt.NDArray[np.int32], docs: npt.NDArray[np.intp]) -> bool:
+    at = np.minimum(np.searchsorted(sorted_docs, docs), len(sorted_docs) - 1)
+    return bool((sorted_docs[at] == docs).any())
 
 
 def _holds(sorted_docs: npt.NDArray[np.int32], doc: int) -> bool:

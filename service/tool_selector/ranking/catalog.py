@@ -77,18 +77,22 @@ class NameIndex:
         ``F1 = 2 a b / (a + b)`` with ``a`` = share of the tool's name words found among
         ``words`` and ``b`` = ``weights``-weighted share of ``words`` found in its name
         (precision and recall of the name against the pattern; van Rijsbergen's F-measure).
+        Two adjacent words also match a name word spelled as one (``function app`` meets
+        ``functionapp``, ``key vault`` meets ``keyvault``), with both words' weight.
         """
         hits = np.zeros(len(self._sizes), dtype=np.float32)
         said = np.zeros(len(self._sizes), dtype=np.float32)
-        total = float(sum(weights))
-        for word, weight in zip(words, weights, strict=True):
+        pairs = zip(words, words[1:], weights, weights[1:], strict=False)
+        joined = [(a + b, wa + wb) for a, b, wa, wb in pairs if a + b in self._vocab]
+        for word, weight in [*zip(words, weights, strict=True), *joined]:
             j = self._vocab.get(word)
             if j is not None:
                 docs = self._docs[self._indptr[j] : self._indptr[j + 1]]
                 hits[docs] += 1.0
                 said[docs] += weight
-        a = hits / self._sizes
-        b = said / total if total > 0 else said
+        a = np.minimum(hits / self._sizes, 1.0)
+        total = float(sum(weights))
+        b = np.minimum(said / total, 1.0) if total > 0 else said
         both = a + b
         return np.asarray(np.where(both > 0, 2 * a * b / np.maximum(both, 1e-9), 0.0), np.float32)
 
