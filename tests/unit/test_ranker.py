@@ -80,8 +80,9 @@ def test_the_most_exactly_named_tool_ranks_first(
         ("email", ["send_email", "gmail"], "send_email"),
         ("files", ["list_files", "filer"], "list_files"),
         ("weathr", ["weather_alerts", "weather"], "weather"),
+        ("Grepp", ["grep_search", "Grep"], "Grep"),
     ],
-    ids=["keyword-not-typo", "stemmed-keyword-not-typo", "typo-still-lifted"],
+    ids=["keyword-not-typo", "stemmed-keyword-not-typo", "typo-still-lifted", "four-letter-name"],
 )
 def test_a_keyword_of_the_catalog_is_not_taken_for_a_typo(
     pattern: str, names: list[str], first: str

@@ -15,7 +15,7 @@ import numpy as np
 from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens, postings
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.text import ToolText, tool_text
-from tool_selector.ranking.tokenize import name_words, terms
+from tool_selector.ranking.tokenize import name_words, split_identifier, stem
 from tool_selector_client.wire import Tool
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
@@ -136,18 +136,19 @@ class Catalog:
         """Tools whose full or bare name is one edit (typo) from a name-like pattern.
 
         Only single-word patterns of at least ``MIN_TYPO_CHARS`` characters qualify, so
-        short words never match a short name by accident; and a plain word that is itself a
-        word of some tool's name is a keyword, not a typo (``email`` does not lift ``gmail``
-        above ``send_email``).
+        short words never match a short name by accident (a name may be one character
+        shorter: ``Grepp`` names ``Grep``); and a plain word whose singular is a word of
+        some tool's name is a keyword, not a typo (``email`` does not lift ``gmail`` above
+        ``send_email``).
         """
         key = normalise_name(pattern)
         if len(key) < MIN_TYPO_CHARS or any(c.isspace() for c in pattern.strip()):
             return ()
-        if "_" not in key and set(terms(key)) <= self.name_words:
+        if "_" not in key and {stem(w) for w in split_identifier(key)} <= self.name_words:
             return ()
         hits: set[int] = set()
         for name, idx in self.by_name.items():
-            if len(name) >= MIN_TYPO_CHARS and one_edit_apart(key, name):
+            if len(name) >= MIN_TYPO_CHARS - 1 and one_edit_apart(key, name):
                 hits.update(idx)
         return tuple(sorted(hits))
 
