@@ -76,7 +76,7 @@ class FusionParams:
     near_name_bonus: float = 5.0
     coverage_credit: float = 0.2
     no_match_floor: float = 0.15
-    tool_floor: float = 0.1
+    tool_floor: float = 0.12
     lexical_floor: float = 1e-6
 
 
