@@ -110,6 +110,17 @@ def test_always_keep_is_included_and_counts_toward_top_k() -> None:
     assert out[0] == "mcp__slack__send_message"
 
 
+@pytest.mark.parametrize("lexical", [False, True], ids=["hybrid", "lexical"])
+def test_an_always_keep_that_also_ranks_first_leaves_room_for_the_next(lexical: bool) -> None:
+    tools = [
+        Tool(name="slack_send_message", description="Send a message to Slack"),
+        Tool(name="discord_send_message", description="Send a message to Discord"),
+    ]
+    keep = ("slack_send_message",)
+    out = pick("send message", top_k=2, keep=keep, tools=tools, lexical=lexical)
+    assert out == ["slack_send_message", "discord_send_message"]
+
+
 def test_unknown_always_keep_is_ignored() -> None:
     assert "nope" not in pick("slack send message", keep=("nope",))
 

@@ -116,10 +116,11 @@ def select(
     match_floor, tool_floor = floors(dense is None, params)
     strength = evidence(sig, params)
     no_match = not named and not bool((strength[order[:top_k]] >= match_floor).any())
-    clears = strength >= tool_floor
-    clears[list(named)] = True
     keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
     kept = sorted(keep, key=position.__getitem__)[:top_k]
+    clears = strength >= tool_floor
+    clears[list(named)] = True
+    clears[kept] = False  # already chosen: their slots are counted in kept
     fits = [] if no_match else order[clears[order]][: top_k - len(kept)].tolist()
     chosen = sorted(set(kept) | set(fits), key=position.__getitem__)
     ev = Evidence(bm25=bm25, dense=dense, fused=fused)
