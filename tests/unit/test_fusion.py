@@ -1,18 +1,35 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from tool_selector.ranking.fusion import (
     FusionParams,
+    Signals,
     evidence,
+    floors,
     fuse,
-    is_match,
-    lexical_weight,
+    length_share,
+    ranks,
     standardise,
 )
 
 PARAMS = FusionParams()
+
+
+def signals(n: int, dense: np.ndarray | None = None, **arrays: np.ndarray) -> Signals:
+    zeros = np.zeros(n, dtype=np.float32)
+    return Signals(
+        bm25=arrays.get("bm25", zeros),
+        specificity=arrays.get("specificity", zeros),
+        name=arrays.get("name", zeros),
+        dense=dense,
+        explained=1.0,
+        terms=3,
+    )
 
 
 def test_standardise_centres_and_scales() -> None:
@@ -36,58 +53,65 @@ def test_standardise_of_any_repeated_value_is_zero(value: float, n: int) -> None
 
 @pytest.mark.parametrize(
     ("terms", "expected"),
-    [
-        (1, PARAMS.lexical_weight),
-        (PARAMS.short_terms, PARAMS.lexical_weight),
-        (PARAMS.long_terms, PARAMS.long_lexical_weight),
-        (100, PARAMS.long_lexical_weight),
-    ],
+    [(1, 0.0), (PARAMS.short_terms, 0.0), (PARAMS.long_terms, 1.0), (100, 1.0)],
     ids=["one-word", "short-end", "long-end", "beyond-long"],
 )
-def test_lexical_weight_ends(terms: int, expected: float) -> None:
-    assert lexical_weight(terms, PARAMS) == pytest.approx(expected)
+def test_length_share_ends(terms: int, expected: float) -> None:
+    assert length_share(terms, PARAMS) == pytest.approx(expected)
 
 
-def test_lexical_weight_grows_with_pattern_length() -> None:
-    weights = [lexical_weight(n, PARAMS) for n in range(1, 30)]
-    assert weights == sorted(weights)
-    assert weights[0] < weights[-1]
+def test_ranks_break_ties_by_position() -> None:
+    assert ranks(np.array([0.5, 0.9, 0.5], dtype=np.float32)).tolist() == [2.0, 1.0, 3.0]
 
 
-def test_long_patterns_let_bm25_overrule_a_dense_lean() -> None:
-    bm25 = np.array([9.0, 0.0, 0.0, 0.0], dtype=np.float32)
-    dense = np.array([0.25, 0.35, 0.10, 0.10], dtype=np.float32)
-    assert int(np.argmax(fuse(bm25, dense, PARAMS, terms=2))) == 1
-    assert int(np.argmax(fuse(bm25, dense, PARAMS, terms=20))) == 0
+cosines = arrays(np.float32, st.integers(1, 40), elements=st.floats(-1.0, 1.0, width=32))
 
 
-def test_fuse_without_dense_orders_by_bm25() -> None:
-    bm25 = np.array([1.0, 3.0, 2.0], dtype=np.float32)
-    assert np.argsort(-fuse(bm25, None, PARAMS)).tolist() == [1, 2, 0]
+@settings(max_examples=200, deadline=None)
+@given(cosines)
+def test_without_lexical_evidence_the_embedding_decides(cos: np.ndarray) -> None:
+    fused = fuse(signals(len(cos), dense=cos), PARAMS)
+    expected = np.argsort(-cos, kind="stable")
+    assert (cos[np.argsort(-fused, kind="stable")] == cos[expected]).all()
+
+
+def test_a_name_and_its_specific_words_overrule_a_small_dense_lead() -> None:
+    cos = np.array([0.50, 0.46], dtype=np.float32)
+    name = np.array([0.5, 1.0], dtype=np.float32)
+    specificity = np.array([0.5, 1.0], dtype=np.float32)
+    fused = fuse(signals(2, dense=cos, name=name, specificity=specificity), PARAMS)
+    assert int(np.argmax(fused)) == 1
+
+
+def test_unexplained_lexical_evidence_does_not_overrule_the_embedding() -> None:
+    cos = np.array([0.45, 0.30], dtype=np.float32)
+    lexical = signals(2, dense=cos, name=np.array([0.0, 0.5], dtype=np.float32))
+    assert int(np.argmax(fuse(replace(lexical, explained=0.1), PARAMS))) == 0
+
+
+def test_fuse_without_dense_orders_by_specific_words() -> None:
+    spec = np.array([0.2, 0.9, 0.5], dtype=np.float32)
+    fused = fuse(signals(3, specificity=spec, bm25=spec), PARAMS)
+    assert np.argsort(-fused).tolist() == [1, 2, 0]
 
 
 @pytest.mark.parametrize(
-    ("dense", "coverage", "expected"),
-    [(0.5, 0.0, 0.5), (0.2, 0.5, 0.2 + 0.5 * PARAMS.coverage_credit), (None, 0.75, 0.75)],
-    ids=["dense-only", "coverage-credited", "lexical-path"],
+    ("dense", "expected"),
+    [(0.5, 0.5 + PARAMS.coverage_credit * 0.25), (None, 0.25 + 0.5)],
+    ids=["hybrid", "lexical-path"],
 )
-def test_evidence(dense: float | None, coverage: float, expected: float) -> None:
-    assert evidence(dense, coverage, PARAMS) == pytest.approx(expected)
+def test_evidence(dense: float | None, expected: float) -> None:
+    cos = None if dense is None else np.array([dense], dtype=np.float32)
+    one = signals(
+        1,
+        dense=cos,
+        specificity=np.array([0.25], dtype=np.float32),
+        name=np.array([0.5], dtype=np.float32),
+    )
+    assert float(evidence(one, PARAMS)[0]) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(
-    ("best", "lexical_only", "expected"),
-    [
-        (PARAMS.no_match_floor, False, True),
-        (PARAMS.no_match_floor - 0.01, False, False),
-        (PARAMS.coverage_floor, True, True),
-        (PARAMS.coverage_floor - 0.01, True, False),
-    ],
-    ids=["hybrid-at-floor", "hybrid-below", "lexical-at-floor", "lexical-below"],
-)
-def test_is_match_thresholds(best: float, lexical_only: bool, expected: bool) -> None:
-    assert is_match(best, lexical_only, PARAMS) is expected
-
-
-def test_per_tool_bar_is_below_the_no_match_floor() -> None:
-    assert PARAMS.dense_floor < PARAMS.no_match_floor
+@pytest.mark.parametrize("lexical_only", [False, True], ids=["hybrid", "lexical"])
+def test_per_tool_floor_is_at_most_the_no_match_floor(lexical_only: bool) -> None:
+    match_floor, tool_floor = floors(lexical_only, PARAMS)
+    assert tool_floor <= match_floor

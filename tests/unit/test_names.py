@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tool_selector.ranking.catalog import build_catalog, one_edit_apart
-from tool_selector.ranking.tokenize import stem, terms, tokenize
+from tool_selector.ranking.tokenize import name_words, stem, terms, tokenize
 from tool_selector_client.wire import Tool
 
 
@@ -29,20 +29,35 @@ def test_stem_reduces_plurals(word: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("getUserFiles", ["get", "user", "file"]),
+        ("getUserFiles", ["get", "user", "files", "file"]),
         ("mcp__github__create_issue", ["mcp", "github", "create", "issue"]),
-        ("HTTPRequests", ["http", "request"]),
-        ("search-messages.v2", ["search", "message", "v2"]),
+        ("HTTPRequests", ["http", "requests", "request"]),
+        ("search-messages.v2", ["search", "messages", "message", "v2"]),
     ],
     ids=["camel", "namespaced-snake", "acronym", "kebab-dotted"],
 )
-def test_terms_split_identifiers_and_stem(text: str, expected: list[str]) -> None:
+def test_terms_split_identifiers_and_add_singulars(text: str, expected: list[str]) -> None:
     assert terms(text) == expected
 
 
 def test_tokenize_drops_stop_words_but_terms_keeps_them() -> None:
-    assert tokenize("find the files") == ["find", "file"]
+    assert tokenize("find the files") == ["find", "files", "file"]
     assert terms("get_the_file") == ["get", "the", "file"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("keyvault_secrets_get", ["keyvault", "secret", "get"]),
+        ("Slack_InviteToChannel", ["slack", "invite", "channel"]),
+        ("list the files, list them", ["list", "file", "them"]),
+    ],
+    ids=["singular-verbs-kept", "to-dropped", "distinct"],
+)
+def test_name_words_are_distinct_singulars_without_name_stop_words(
+    text: str, expected: list[str]
+) -> None:
+    assert name_words(text) == expected
 
 
 @pytest.mark.parametrize(

@@ -80,8 +80,9 @@ def test_the_most_exactly_named_tool_ranks_first(
         ("email", ["send_email", "gmail"], "send_email"),
         ("files", ["list_files", "filer"], "list_files"),
         ("weathr", ["weather_alerts", "weather"], "weather"),
+        ("Grepp", ["grep_search", "Grep"], "Grep"),
     ],
-    ids=["keyword-not-typo", "stemmed-keyword-not-typo", "typo-still-lifted"],
+    ids=["keyword-not-typo", "stemmed-keyword-not-typo", "typo-still-lifted", "four-letter-name"],
 )
 def test_a_keyword_of_the_catalog_is_not_taken_for_a_typo(
     pattern: str, names: list[str], first: str
@@ -107,6 +108,17 @@ def test_always_keep_is_included_and_counts_toward_top_k() -> None:
     assert len(out) <= 2
     assert "get_weather" in out
     assert out[0] == "mcp__slack__send_message"
+
+
+@pytest.mark.parametrize("lexical", [False, True], ids=["hybrid", "lexical"])
+def test_an_always_keep_that_also_ranks_first_leaves_room_for_the_next(lexical: bool) -> None:
+    tools = [
+        Tool(name="slack_send_message", description="Send a message to Slack"),
+        Tool(name="discord_send_message", description="Send a message to Discord"),
+    ]
+    keep = ("slack_send_message",)
+    out = pick("send message", top_k=2, keep=keep, tools=tools, lexical=lexical)
+    assert out == ["slack_send_message", "discord_send_message"]
 
 
 def test_unknown_always_keep_is_ignored() -> None:

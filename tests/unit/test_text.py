@@ -71,7 +71,7 @@ def test_top_level_description_wins_over_definition() -> None:
 def test_missing_definition_and_description_gives_name_only() -> None:
     text = tool_text(Tool(name="list_pull_requests"))
     assert (text.description, text.params) == ("", "")
-    assert text.name_tokens() == ["list", "pull", "request"]  # plural stemmed
+    assert text.name_tokens() == ["list", "pull", "requests", "request"]  # plural + singular
 
 
 def test_nested_object_and_array_params_are_walked() -> None:

@@ -25,6 +25,7 @@ def test_split_identifier(text: str, words: list[str]) -> None:
 def test_tokenize_drops_stop_words() -> None:
     assert tokenize("Find the files with auth middleware") == [
         "find",
+        "files",
         "file",
         "auth",
         "middleware",
@@ -44,6 +45,6 @@ def test_split_identifier_equals_the_whole_text_camel_split(text: str) -> None:
 def test_the_stem_memo_is_bounded_in_words_and_in_length() -> None:
     long_word = "a" * 5000 + "s"
     many = " ".join(f"word{i}s" for i in range(tokenize_module._MAX_STEMS + 10))
-    assert tokenize(f"{long_word} {many}")[0] == "a" * 5000
+    assert tokenize(f"{long_word} {many}")[1] == "a" * 5000
     assert len(tokenize_module._STEMS) <= tokenize_module._MAX_STEMS
     assert all(len(w) <= tokenize_module._MAX_STEM_CHARS for w in tokenize_module._STEMS)

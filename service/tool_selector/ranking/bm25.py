@@ -9,6 +9,7 @@ Field weighting is by repetition: name words count ``name_weight`` times (BM25F-
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -66,7 +67,7 @@ class LexicalIndex:
         self._bm25 = bm25s.BM25(k1=k1, b=b, method=method)
         if vocab:  # bm25s cannot index a corpus without a single token
             self._bm25.index((ids, dict(vocab)), create_empty_token=False, show_progress=False)
-        self._indptr, self._docs = _postings(ids, len(vocab))
+        self._indptr, self._docs = postings(ids, len(vocab))
 
     def __len__(self) -> int:
         return self._size
@@ -77,6 +78,41 @@ class LexicalIndex:
         if not known or not self._size:
             return np.zeros(self._size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+    def idf(self, term: str) -> float:
+        """BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``; a term no tool holds has df 0."""
+        docs = self._holders(term)
+        df = 0 if docs is None else len(docs)
+        return math.log1p((self._size - df + 0.5) / (df + 0.5))
+
+    def idf_coverage(self, query_terms: Sequence[str]) -> FloatArray:
+        """Per document, ``sum idf(t)`` over the query terms it holds / ``sum idf(t)`` over all.
+
+        Lexical evidence that counts only when specific: a word most tools share weighs
+        little, and a term no tool holds (an id, a value, a word of another product) still
+        counts in the denominator, so one rare shared word in a long sentence stays a small
+        share of it.
+        """
+        out = np.zeros(self._size, dtype=np.float64)
+        total = 0.0
+        for term in query_terms:
+            weight = self.idf(term)
+            total += weight
+            docs = self._holders(term)
+            if docs is not None:
+                out[docs] += weight
+        return np.asarray(out / total if total > 0 else out, dtype=np.float32)
+
+    def explained(self, query_terms: Sequence[str], docs: npt.NDArray[np.intp]) -> float:
+        """IDF-weighted share of ``query_terms`` that at least one of ``docs`` holds."""
+        total = held = 0.0
+        for term in query_terms:
+            weight = self.idf(term)
+            total += weight
+            holders = self._holders(term)
+            if holders is not None and len(holders) and _holds_any(holders, docs):
+                held += weight
+        return held / total if total > 0 else 0.0
 
     def coverage(self, query_terms: Sequence[str]) -> npt.NDArray[np.float64]:
         """Per document, the share of ``query_terms`` it contains (0 for no terms)."""
@@ -103,12 +139,17 @@ class LexicalIndex:
         return None if j is None else self._docs[self._indptr[j] : self._indptr[j + 1]]
 
 
+def _holds_any(sorted_docs: npt.NDArray[np.int32], docs: npt.NDArray[np.intp]) -> bool:
+    at = np.minimum(np.searchsorted(sorted_docs, docs), len(sorted_docs) - 1)
+    return bool((sorted_docs[at] == docs).any())
+
+
 def _holds(sorted_docs: npt.NDArray[np.int32], doc: int) -> bool:
     at = int(np.searchsorted(sorted_docs, doc))
     return at < len(sorted_docs) and int(sorted_docs[at]) == doc
 
 
-def _postings(
+def postings(
     ids: Sequence[Sequence[int]], terms: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
     """CSR of the distinct (term, document) pairs: ``docs[indptr[t]:indptr[t + 1]]``, sorted."""

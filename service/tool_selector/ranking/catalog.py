@@ -10,9 +10,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens
+import numpy as np
+
+from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens, postings
+from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.text import ToolText, tool_text
-from tool_selector.ranking.tokenize import terms
+from tool_selector.ranking.tokenize import name_words, split_identifier, stem
 from tool_selector_client.wire import Tool
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
@@ -55,6 +58,45 @@ def dedupe(tools: Sequence[Tool]) -> tuple[list[Tool], int]:
     return unique, len(tools) - len(unique)
 
 
+class NameIndex:
+    """Which tools' bare names hold each name word (``tokenize.name_words``), and name sizes.
+
+    Numpy arrays and a ``str -> int`` dict only, like ``LexicalIndex``: invisible to the GC.
+    """
+
+    def __init__(self, names: Sequence[Sequence[str]]) -> None:
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(w, len(vocab)) for w in words] for words in names]
+        self._vocab = vocab
+        self._indptr, self._docs = postings(ids, len(vocab))
+        self._sizes = np.array([max(len(w), 1) for w in names], dtype=np.float32)
+
+    def match(self, words: Sequence[str], weights: Sequence[float]) -> FloatArray:
+        """Per tool, the F1 of how much of its name the pattern says and of the pattern it says.
+
+        ``F1 = 2 a b / (a + b)`` with ``a`` = share of the tool's name words found among
+        ``words`` and ``b`` = ``weights``-weighted share of ``words`` found in its name
+        (precision and recall of the name against the pattern; van Rijsbergen's F-measure).
+        Two adjacent words also match a name word spelled as one (``function app`` meets
+        ``functionapp``, ``key vault`` meets ``keyvault``), with both words' weight.
+        """
+        hits = np.zeros(len(self._sizes), dtype=np.float32)
+        said = np.zeros(len(self._sizes), dtype=np.float32)
+        pairs = zip(words, words[1:], weights, weights[1:], strict=False)
+        joined = [(a + b, wa + wb) for a, b, wa, wb in pairs if a + b in self._vocab]
+        for word, weight in [*zip(words, weights, strict=True), *joined]:
+            j = self._vocab.get(word)
+            if j is not None:
+                docs = self._docs[self._indptr[j] : self._indptr[j + 1]]
+                hits[docs] += 1.0
+                said[docs] += weight
+        a = np.minimum(hits / self._sizes, 1.0)
+        total = float(sum(weights))
+        b = np.minimum(said / total, 1.0) if total > 0 else said
+        both = a + b
+        return np.asarray(np.where(both > 0, 2 * a * b / np.maximum(both, 1e-9), 0.0), np.float32)
+
+
 @dataclass(frozen=True, slots=True)
 class Catalog:
     """Texts, BM25 index (with term coverage) and exact-name lookup of a deduplicated tool list.
@@ -69,6 +111,7 @@ class Catalog:
     by_name: dict[str, tuple[int, ...]] = field(repr=False)
     positions: dict[str, int] = field(repr=False)
     name_words: frozenset[str] = field(default=frozenset(), repr=False)
+    name_index: NameIndex = field(default_factory=lambda: NameIndex(()), repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -76,6 +119,14 @@ class Catalog:
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def name_match(self, words: Sequence[str]) -> FloatArray:
+        """Per tool, how well its bare name and the pattern's ``words`` match (see NameIndex).
+
+        Each pattern word weighs its BM25 IDF in this catalog, so a name sharing only a
+        word most tools have (``get``) matches less than one sharing a rare word.
+        """
+        return self.name_index.match(words, [self.index.idf(w) for w in words])
 
     def exact_matches(self, pattern: str) -> tuple[int, ...]:
         """Tools the pattern names exactly: full name or bare name, case/separator-insensitive."""
@@ -85,18 +136,19 @@ class Catalog:
         """Tools whose full or bare name is one edit (typo) from a name-like pattern.
 
         Only single-word patterns of at least ``MIN_TYPO_CHARS`` characters qualify, so
-        short words never match a short name by accident; and a plain word that is itself a
-        word of some tool's name is a keyword, not a typo (``email`` does not lift ``gmail``
-        above ``send_email``).
+        short words never match a short name by accident (a name may be one character
+        shorter: ``Grepp`` names ``Grep``); and a plain word whose singular is a word of
+        some tool's name is a keyword, not a typo (``email`` does not lift ``gmail`` above
+        ``send_email``).
         """
         key = normalise_name(pattern)
         if len(key) < MIN_TYPO_CHARS or any(c.isspace() for c in pattern.strip()):
             return ()
-        if "_" not in key and set(terms(key)) <= self.name_words:
+        if "_" not in key and {stem(w) for w in split_identifier(key)} <= self.name_words:
             return ()
         hits: set[int] = set()
         for name, idx in self.by_name.items():
-            if len(name) >= MIN_TYPO_CHARS and one_edit_apart(key, name):
+            if len(name) >= MIN_TYPO_CHARS - 1 and one_edit_apart(key, name):
                 hits.update(idx)
         return tuple(sorted(hits))
 
@@ -117,4 +169,5 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
         by_name={k: tuple(v) for k, v in by_name.items()},
         positions={t.name: i for i, t in enumerate(texts)},
         name_words=frozenset(w for t in texts for w in t.name_tokens()),
+        name_index=NameIndex([name_words(t.bare_name) for t in texts]),
     )

@@ -1,25 +1,39 @@
 """Fusion of lexical and dense evidence, and the relevance bar behind "no useful match".
 
-Ranking score (tuned on the dev split of ``../shared/bench``)::
+Ranking score, a linear model over per-tool signals whose weights were fitted on the dev
+split of every benchmark at once (listwise softmax loss, each set and query kind weighing
+the same; Cao et al. 2007, ListNet)::
 
-    fused = w_lex * z(bm25) + (1 - w_lex) * z(cosine)
+    fused = dense + lexical
+    dense = w_cos * cos + w_z * z(cos) + w_rank * k / (k + rank(cos))
+    lexical = explained * (w_spec * specificity + w_name * name + w_peak * (bm25 / max bm25)^3)
+              + w_long * long(terms) * clip(z(bm25), -3, 10)
 
-where ``z`` standardises a score over the catalog (``(x - mean) / std``), so neither arm
-dominates by scale: BM25 is unbounded and catalog-dependent, cosine lives in a narrow band.
-``w_lex`` grows with the pattern's length (``lexical_weight``): short patterns lean on the
-embedding, long multi-step instructions on BM25.
+- ``specificity``: the IDF-weighted share of the pattern's terms a tool holds
+  (``LexicalIndex.idf_coverage``): a word most tools share weighs little, and a word no
+  tool holds still counts against every tool, so one rare shared word in a sentence
+  counts as the small share it is (what z-scored BM25 got wrong on paraphrases).
+- ``name``: how well the tool's bare name and the pattern match (``NameIndex.match``):
+  siblings such as ``keyvault_key_get`` and ``keyvault_secret_get`` differ by one name
+  word that the embedding blurs.
+- ``explained``: the IDF-weighted share of the pattern that the top BM25 tools hold
+  together: how much the lexical arm has to say about this pattern at all. A paraphrase
+  shares few words with any tool, so its lexical evidence is damped and the embedding
+  decides; a keyword pattern is explained whole.
+- ``long``: 0 up to ``short_terms`` terms, 1 from ``long_terms`` on: long multi-step
+  instructions credit every tool that one of their steps names, as BM25 does.
+- ``z`` standardises over the catalog; ``rank(cos)`` is 1 for the most similar tool.
+
+Without embeddings (the lexical path) ``fused = lexical``: the same score without its
+dense half, so the two paths agree wherever the pattern's words decide.
 A tool the pattern names exactly is lifted above every other tool (then ``exact_bonus``
-more); failing an exact name, one a single edit away (a typo) is lifted the same way by
+more); failing an exact name, one a single edit away (a typo) is lifted by
 ``near_name_bonus``.
 
 Relevance bar (SPEC rule 4), on absolute evidence so it means the same in any catalog size:
-``evidence = cosine + coverage_credit * coverage`` (``coverage``: the share of the pattern's
-terms found in the tool's text). The answer is "no useful match" when no tool among the
-top ``top_k`` by fused score reaches ``no_match_floor`` and the pattern names no tool; else
-the tools reaching the lower per-tool ``dense_floor`` are returned. Without embeddings the
-evidence is the coverage and both floors are ``coverage_floor``. The floors were tuned on
-dev queries (positives) and on negatives built from them: BFCL queries against another
-query's BFCL tool list, and queries of one dataset against 20 tools of another.
+``evidence = cos + coverage_credit * specificity`` (lexical path: ``specificity + name``).
+The answer is "no useful match" when the pattern names no tool and no tool among the top
+``top_k`` reaches ``no_match_floor``; else the tools reaching ``tool_floor`` are returned.
 """
 
 from __future__ import annotations
@@ -33,18 +47,53 @@ from tool_selector.ranking.dense import FloatArray
 
 @dataclass(frozen=True, slots=True)
 class FusionParams:
-    """Weights and thresholds of the fusion (tuned on the dev split of ../shared/bench)."""
+    """Weights and thresholds of the fusion (fitted on the dev split of ../shared/bench).
 
-    lexical_weight: float = 0.15
-    long_lexical_weight: float = 0.4
+    Dense half: ``cos_weight`` (raw cosine), ``z_weight`` (cosine standardised over the
+    catalog), ``rank_weight`` (``rank_k / (rank_k + rank)``, reciprocal-rank style).
+    Lexical half, damped by how much of the pattern the lexical arm explains:
+    ``specificity_weight``, ``name_weight``, ``peak_weight`` (cubed BM25 over its
+    maximum: only the best lexical matches count); undamped, ``long_weight`` on z-scored
+    BM25 for patterns of ``short_terms`` .. ``long_terms`` terms and more.
+    ``explained_top``: how many top BM25 tools ``explained`` reads.
+    Bar: ``coverage_credit`` (specificity's share of the evidence), ``no_match_floor`` (the
+    best of the top ``top_k`` must reach it), ``tool_floor`` (each returned tool must), and
+    ``lexical_floor`` for both on the lexical path.
+    """
+
+    cos_weight: float = 1.334
+    z_weight: float = 0.643
+    rank_weight: float = 1.9
+    rank_k: int = 10
+    specificity_weight: float = 4.257
+    name_weight: float = 7.248
+    peak_weight: float = 1.133
+    long_weight: float = 0.441
     short_terms: int = 4
     long_terms: int = 16
-    dense_floor: float = 0.2
-    coverage_floor: float = 0.5
+    explained_top: int = 5
     exact_bonus: float = 10.0
     near_name_bonus: float = 5.0
-    coverage_credit: float = 0.6
-    no_match_floor: float = 0.27
+    coverage_credit: float = 0.2
+    no_match_floor: float = 0.15
+    tool_floor: float = 0.12
+    lexical_floor: float = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Per-tool evidence for one pattern over one catalog (arrays in catalog order).
+
+    ``specificity`` and ``name`` as in the module docstring; ``explained`` in [0, 1];
+    ``terms``: the pattern's distinct lexical terms.
+    """
+
+    bm25: FloatArray
+    specificity: FloatArray
+    name: FloatArray
+    dense: FloatArray | None
+    explained: float
+    terms: int
 
 
 def standardise(scores: FloatArray) -> FloatArray:
@@ -57,49 +106,67 @@ def standardise(scores: FloatArray) -> FloatArray:
     return np.asarray((scores - scores.mean()) / std, dtype=np.float32)
 
 
-def lexical_weight(terms: int, params: FusionParams) -> float:
-    """BM25's share for a pattern of ``terms`` terms: linear from short to long patterns.
-
-    Short patterns (a few words, a question) lean on the embedding, which handles synonyms;
-    long, multi-step instructions lean more on BM25, which credits each named step.
-    """
+def length_share(terms: int, params: FusionParams) -> float:
+    """0 for patterns of up to ``short_terms`` terms, 1 from ``long_terms``, linear between."""
     span = max(params.long_terms - params.short_terms, 1)
-    t = min(max((terms - params.short_terms) / span, 0.0), 1.0)
-    return params.lexical_weight + t * (params.long_lexical_weight - params.lexical_weight)
+    return min(max((terms - params.short_terms) / span, 0.0), 1.0)
 
 
-def fuse(
-    bm25: FloatArray,
-    dense: FloatArray | None,
-    params: FusionParams,
-    *,
-    terms: int = 0,
-) -> FloatArray:
-    """One score per tool from BM25 scores and (optionally) cosine similarities."""
-    lexical = standardise(bm25)
-    if dense is None:
-        return np.asarray(lexical, dtype=np.float32)
-    w_lex = lexical_weight(terms, params)
-    return np.asarray(w_lex * lexical + (1.0 - w_lex) * standardise(dense), dtype=np.float32)
+def ranks(scores: FloatArray) -> FloatArray:
+    """1-based rank of every entry by descending score (ties by position)."""
+    order = np.argsort(-scores, kind="stable")
+    out = np.empty(len(scores), dtype=np.float32)
+    out[order] = np.arange(1, len(scores) + 1, dtype=np.float32)
+    return out
 
 
-def evidence(dense: float | None, coverage: float, params: FusionParams) -> float:
-    """Absolute relevance evidence of one tool: ``cosine + coverage_credit * coverage``.
+def lexical_score(s: Signals, params: FusionParams) -> FloatArray:
+    """The lexical half of ``fused`` (module docstring); the whole score without embeddings."""
+    top = float(s.bm25.max()) if s.bm25.size else 0.0
+    peak = (s.bm25 / top) ** 3 if top > 0 else np.zeros_like(s.bm25)
+    specific = (
+        params.specificity_weight * s.specificity
+        + params.name_weight * s.name
+        + params.peak_weight * peak
+    )
+    long = params.long_weight * length_share(s.terms, params)
+    return np.asarray(
+        s.explained * specific + long * np.clip(standardise(s.bm25), -3.0, 10.0),
+        dtype=np.float32,
+    )
 
-    Without an embedding (lexical path) it is the coverage alone.
+
+def dense_score(cos: FloatArray, params: FusionParams) -> FloatArray:
+    """The dense half of ``fused``: raw, standardised and reciprocal-rank cosine."""
+    return np.asarray(
+        params.cos_weight * cos
+        + params.z_weight * standardise(cos)
+        + params.rank_weight * params.rank_k / (params.rank_k + ranks(cos)),
+        dtype=np.float32,
+    )
+
+
+def fuse(s: Signals, params: FusionParams) -> FloatArray:
+    """One score per tool (module docstring)."""
+    lexical = lexical_score(s, params)
+    if s.dense is None:
+        return lexical
+    return np.asarray(lexical + dense_score(s.dense, params), dtype=np.float32)
+
+
+def evidence(s: Signals, params: FusionParams) -> FloatArray:
+    """Absolute relevance evidence per tool: ``cos + coverage_credit * specificity``.
+
+    Without embeddings (lexical path) it is ``specificity + name``: any specific shared
+    term or name word.
     """
-    if dense is None:
-        return coverage
-    return dense + params.coverage_credit * coverage
+    if s.dense is None:
+        return np.asarray(s.specificity + s.name, dtype=np.float32)
+    return np.asarray(s.dense + params.coverage_credit * s.specificity, dtype=np.float32)
 
 
-def clears_bar(dense: float | None, coverage: float, params: FusionParams) -> bool:
-    """Whether one tool is relevant enough to be returned at all (the per-tool bar)."""
-    floor = params.coverage_floor if dense is None else params.dense_floor
-    return evidence(dense, coverage, params) >= floor
-
-
-def is_match(best_evidence: float, lexical_only: bool, params: FusionParams) -> bool:
-    """Whether the best candidate's evidence is a useful match (else: no useful match)."""
-    floor = params.coverage_floor if lexical_only else params.no_match_floor
-    return best_evidence >= floor
+def floors(lexical_only: bool, params: FusionParams) -> tuple[float, float]:
+    """The bar as ``(no_match_floor, tool_floor)``: the best candidate's, then each tool's."""
+    if lexical_only:
+        return params.lexical_floor, params.lexical_floor
+    return params.no_match_floor, params.tool_floor

@@ -7,25 +7,31 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from tool_selector.ranking.catalog import Catalog, normalise_name
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.fusion import FusionParams, evidence, fuse, is_match
-from tool_selector.ranking.tokenize import tokenize
+from tool_selector.ranking.fusion import FusionParams, Signals, evidence, floors, fuse
+from tool_selector.ranking.tokenize import name_words, tokenize
 
 Reason = Literal["ranked", "always_keep", "exact_name"]
 
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A search pattern and its lexical terms (distinct, in order)."""
+    """A search pattern, its lexical terms and its name words (each distinct, in order)."""
 
     pattern: str
     terms: tuple[str, ...]
+    name_terms: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, pattern: str) -> Query:
-        return cls(pattern=pattern, terms=tuple(dict.fromkeys(tokenize(pattern))))
+        return cls(
+            pattern=pattern,
+            terms=tuple(dict.fromkeys(tokenize(pattern))),
+            name_terms=tuple(name_words(pattern)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +72,20 @@ class Evidence:
     dense: FloatArray | None
     fused: FloatArray
 
-    def dense_at(self, i: int) -> float | None:
-        return None if self.dense is None else float(self.dense[i])
+
+def signals(
+    catalog: Catalog, query: Query, bm25: FloatArray, dense: FloatArray | None, top: int
+) -> Signals:
+    """Everything the fusion reads about ``query`` over ``catalog`` (see ``fusion``)."""
+    best = np.argsort(-bm25, kind="stable")[:top]
+    return Signals(
+        bm25=bm25,
+        specificity=catalog.index.idf_coverage(query.terms),
+        name=catalog.name_match(query.name_terms),
+        dense=dense,
+        explained=catalog.index.explained(query.terms, best[bm25[best] > 0]),
+        terms=len(query.terms),
+    )
 
 
 def select(
@@ -82,51 +100,48 @@ def select(
 ) -> Ranking:
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
-    "No useful match" (``no_match``) when the pattern names no tool and no tool among the
-    first ``top_k`` by fused score reaches the no-match floor: then only always_keep names
-    are returned. Otherwise tools are taken in fused order while they clear the per-tool bar
-    (a tool the pattern names always does).
-
-    Order is by fused score, ties by position in the request, so the answer is
-    deterministic. ``always_keep`` names count toward ``top_k``; if there are more of them
-    than ``top_k``, the best-scoring ones are kept.
+    Named tools (exact, else one edit away) first, then by fused score, ties by position
+    in the request (deterministic). "No useful match" when the pattern names no tool and
+    none of the first ``top_k`` reaches the no-match floor: then only always_keep names.
+    Otherwise tools are taken in order while they clear the per-tool floor (a named tool
+    always does). ``always_keep`` names count toward ``top_k``, best-ranked first.
     """
-    fused = fuse(bm25, dense, params, terms=len(query.terms))
+    sig = signals(catalog, query, bm25, dense, params.explained_top)
     exact = set(catalog.exact_matches(query.pattern))
     named = exact or set(catalog.near_matches(query.pattern) if params.near_name_bonus else ())
     bonus = params.exact_bonus if exact else params.near_name_bonus
-    for group in _by_exactness(catalog, query.pattern, named):
-        fused[group] += float(fused.max() - fused[group].min()) + bonus  # above every other tool
-    ev = Evidence(bm25=bm25, dense=dense, fused=fused)
-    ranks = np.argsort(-fused, kind="stable")
-    order: list[int] = ranks.tolist()  # in C: a per-item int() cost 1 ms at 4,000 tools
-    position = np.empty_like(ranks)
-    position[ranks] = np.arange(len(ranks))
-    coverage = catalog.index.coverage(query.terms)
-
-    def strength(i: int) -> float:
-        return evidence(ev.dense_at(i), float(coverage[i]), params)
-
-    best = max((strength(i) for i in order[:top_k]), default=0.0)
-    no_match = not named and not is_match(best, dense is None, params)
+    fused = _lift(fuse(sig, params), _by_exactness(catalog, query.pattern, named), bonus)
+    order = np.argsort(-fused, kind="stable")
+    position = _positions(order)
+    match_floor, tool_floor = floors(dense is None, params)
+    strength = evidence(sig, params)
+    no_match = not named and not bool((strength[order[:top_k]] >= match_floor).any())
     keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
     kept = sorted(keep, key=position.__getitem__)[:top_k]
-    chosen = set(kept)
-    if not no_match:
-        floor = params.coverage_floor if dense is None else params.dense_floor
-        for i in order:
-            if len(chosen) >= top_k:
-                break
-            if i in named or strength(i) >= floor:
-                chosen.add(i)
-            elif dense is None and bm25[i] <= 0:
-                break  # lexical only: the rest of the order has no matching term either
-    picked = tuple(
-        _explain(catalog, query, i, ev=ev, exact=exact, keep=keep)
-        for i in sorted(chosen, key=position.__getitem__)
-    )
-    ranked = tuple(catalog.texts[i].name for i in order[:top_k])
+    clears = strength >= tool_floor
+    clears[list(named)] = True
+    clears[kept] = False  # already chosen: their slots are counted in kept
+    fits = [] if no_match else order[clears[order]][: top_k - len(kept)].tolist()
+    chosen = sorted(set(kept) | set(fits), key=position.__getitem__)
+    ev = Evidence(bm25=bm25, dense=dense, fused=fused)
+    picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=set(kept)) for i in chosen)
+    ranked = tuple(catalog.texts[int(i)].name for i in order[:top_k])
     return Ranking(picked=picked, no_match=no_match, ranked=ranked)
+
+
+def _positions(order: npt.NDArray[np.intp]) -> list[int]:
+    """Inverse permutation of ``order``: the position of every tool in it."""
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    return position.tolist()  # type: ignore[no-any-return]
+
+
+def _lift(fused: FloatArray, groups: list[list[int]], bonus: float) -> FloatArray:
+    """``fused`` with each group raised above every tool before it (a new array)."""
+    out = fused.copy()
+    for group in groups:
+        out[group] += float(out.max() - out[group].min()) + bonus
+    return out
 
 
 def _by_exactness(catalog: Catalog, pattern: str, named: set[int]) -> list[list[int]]:

@@ -1,9 +1,13 @@
 """Tokenisation shared by BM25, name matching and coverage.
 
 Words are split out of identifiers (camelCase, snake_case, kebab, dotted, slashed),
-lowercased, and reduced by a light plural stemmer (Harman 1991, "How effective is
-suffixing?": ``ies -> y``, ``es -> e``, ``s -> ''`` with its exceptions), so ``files`` in a
-pattern meets ``file`` in a tool name.
+lowercased, and a plural is kept next to its singular from a light stemmer (Harman 1991,
+"How effective is suffixing?": ``ies -> y``, ``es -> e``, ``s -> ''`` with its exceptions):
+``files`` gives the terms ``files`` and ``file``, so it meets ``file`` in a tool name, and
+still meets ``files`` more specifically. The surface form matters between sibling tools:
+"list the databases" is worded like a list tool's description ("List all databases"), not
+like its singular get-one sibling; stemming alone cost 9 points of BM25 R@1 on azure_mcp
+(dev split, 71.2 stemmed only, 80.4 both forms).
 """
 
 from __future__ import annotations
@@ -24,6 +28,14 @@ STOP_WORDS = frozenset(
     """a an and are as at be but by can could do does for from get give has have how i if in
     into is it its me my of on or our please should so that the their them then there these
     this to us use using want was we what when where which who will with would you your""".split()
+)
+
+
+#: The few words too common to tell tool names apart ("to" in ``Slack_InviteToChannel``);
+#: verbs such as ``get`` and ``list`` stay, since they are what separates sibling tools.
+NAME_STOP_WORDS = frozenset(
+    """a an and are as at be by can do for from how i in is it me my of on or the this to
+    what with you your""".split()
 )
 
 
@@ -71,11 +83,31 @@ def _stem(word: str) -> str:
     return found
 
 
+def _forms(words: list[str]) -> list[str]:
+    """Each word, followed by its singular when the stemmer changes it."""
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        root = _stem(word)
+        if root != word:
+            out.append(root)
+    return out
+
+
 def terms(text: str) -> list[str]:
-    """Stemmed words of ``text`` (identifiers split), stop words kept: used for tool names."""
-    return [_stem(w) for w in split_identifier(text)]
+    """Words of ``text`` (identifiers split) and their singulars, stop words kept: tool names."""
+    return _forms(split_identifier(text))
 
 
 def tokenize(text: str) -> list[str]:
-    """Words of ``text`` for lexical scoring: identifiers split, stemmed, stop words dropped."""
-    return [_stem(w) for w in split_identifier(text) if w not in STOP_WORDS]
+    """Words of ``text`` for lexical scoring: identifiers split, with singulars, no stop words."""
+    return _forms([w for w in split_identifier(text) if w not in STOP_WORDS])
+
+
+def name_words(text: str) -> list[str]:
+    """Distinct singular words of ``text`` (identifiers split), name stop words dropped.
+
+    The unit of name matching: a tool's bare name and a pattern are both read this way.
+    """
+    words = (_stem(w) for w in split_identifier(text) if w not in NAME_STOP_WORDS)
+    return list(dict.fromkeys(words))
