@@ -2,8 +2,10 @@
 
 request -> deduplicated tools -> fingerprint -> catalog (reused, or built: texts, BM25 index)
 -> BM25 scores -> tool-embedding matrix (reused, or cache tiers, or encoded within the
-deadline, else lexical now and embedded in the background) -> query vector (LRU) -> cosine
--> fusion -> ranked names.
+deadline, else embedded in the background) -> query vector (LRU) -> cosine -> fusion ->
+ranked names. While the full model has no matrix for the catalog, the static arm (a
+table lookup per token, ``embeddings/static.py``) gives the dense scores, fused with the
+static arm's own parameters (path ``static``); without it the answer is BM25 alone.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
@@ -34,7 +36,10 @@ from tool_selector.ranking.fusion import FusionParams
 from tool_selector.ranking.ranker import Query, Ranking, select
 from tool_selector_client.wire import SearchRequest, Tool
 
-RankingPath = Literal["hybrid", "lexical"]
+RankingPath = Literal["hybrid", "static", "lexical"]
+#: Fusion of the static arm: BM25 weighs more (its cosines rank less well) and the floors sit
+#: higher (its cosines run higher). Calibrated in docs/performance.md ("The static arm").
+STATIC_PARAMS = FusionParams(lexical_weight=0.3, dense_floor=0.3, no_match_floor=0.4)
 #: Encode at most this many texts per batch in a job, storing each batch as it completes.
 _CHUNK = 64
 
@@ -71,7 +76,9 @@ class Selector:
 
     ``embed_deadline`` (seconds) bounds the embedding work one request may wait for: when the
     catalog's missing tool embeddings are predicted to take longer, the request is answered
-    lexically and the embedding finishes in the background (``Outcome.deferred``).
+    from the static arm (``static``, when set) or lexically, and the embedding finishes in the
+    background (``Outcome.deferred``). ``static_params`` fuse the static arm's cosines (its
+    similarities run higher and rank less well than the full model's: its own floors).
     """
 
     def __init__(
@@ -85,6 +92,8 @@ class Selector:
         queries: QueryCache | None = None,
         jobs: EmbeddingJobs | None = None,
         embed_deadline: float = 0.06,
+        static: Encoder | None = None,
+        static_params: FusionParams = STATIC_PARAMS,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -95,6 +104,8 @@ class Selector:
         self.queries = QueryCache(0) if queries is None else queries
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
+        self.static = static
+        self.static_params = static_params
 
     def select(
         self,
@@ -138,12 +149,17 @@ class Selector:
         )
         encoder = self.encoder
         dense: FloatArray | None = None
+        params = self.params
         if encoder is not None and len(catalog):
             with _timed(timings, "embed"):
                 matrix = self._tool_matrix(encoder, key, entry, started, outcome)
                 if matrix is not None:
                     qvec = self._query_vector(encoder, request.pattern, outcome)
-                    dense = cosine_scores(qvec, matrix)
+                    dense, outcome.path = cosine_scores(qvec, matrix), "hybrid"
+        if dense is None and self.static is not None and len(catalog):
+            with _timed(timings, "static"):
+                dense = self._static_scores(self.static, entry, request.pattern, outcome)
+                params, outcome.path = self.static_params, "static"
         with _timed(timings, "fuse"):
             outcome.ranking = select(
                 catalog,
@@ -152,9 +168,8 @@ class Selector:
                 dense=dense,
                 top_k=request.top_k,
                 always_keep=request.always_keep,
-                params=self.params,
+                params=params,
             )
-        outcome.path = "hybrid" if dense is not None else "lexical"
         return outcome
 
     def warm(self, tools: list[Tool]) -> int:
@@ -258,6 +273,17 @@ class Selector:
         matrix = stack(found, encoder.dim)
         entry.set_matrix(encoder.model_id, matrix)
         return matrix
+
+    def _static_scores(
+        self, static: Encoder, entry: CatalogEntry, pattern: str, outcome: Outcome
+    ) -> FloatArray:
+        """Cosines from the static arm: its matrix is built on first use (milliseconds) and
+        kept on the entry; never cached by text (recomputing is as cheap as a lookup)."""
+        matrix = entry.matrix(static.model_id)
+        if matrix is None:
+            matrix = np.ascontiguousarray(static.encode(entry.dense_texts), dtype=np.float32)
+            entry.set_matrix(static.model_id, matrix)
+        return cosine_scores(self._query_vector(static, pattern, outcome), matrix)
 
     def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
         cached = self.queries.get(encoder.model_id, pattern)

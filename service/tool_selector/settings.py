@@ -169,6 +169,18 @@ class Settings:
         "`fast` (catalog reuse, caches, bounded cold path) or `naive` (rank_bm25 + uncached "
         "embeddings per request: the benchmark baseline only).",
     )
+    static_embeddings: bool = _setting(
+        True,
+        "Answer a catalog the model has not embedded yet with static embeddings (a per-token "
+        "table distilled from the bundled model: thousands of tools per second) fused with BM25 "
+        "(`X-Tool-Selector-Ranking: static`) instead of BM25 alone; off with `ENCODER=none`.",
+    )
+    static_model_path: str = _setting(
+        "",
+        "Directory of the static table (`tool-selector distill-static -o DIR`); empty: "
+        "`<environment>/share/tool-selector/static-minilm`, built by `make install` and the "
+        "Dockerfile. Missing: logged, and cold catalogs are answered lexically.",
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
