@@ -69,9 +69,10 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                 "description": "Selected tool names, best first; empty means no useful match.",
                 "headers": {
                     RANKING_HEADER: {
-                        "description": "Which ranker answered: hybrid (BM25 + embeddings) or "
-                        "lexical (embeddings not available in time).",
-                        "schema": {"type": "string", "enum": ["hybrid", "lexical"]},
+                        "description": "Which ranker answered: hybrid (BM25 + the model's "
+                        "embeddings), static (BM25 + static embeddings, while the model embeds "
+                        "a new catalog) or lexical (BM25 alone).",
+                        "schema": {"type": "string", "enum": ["hybrid", "static", "lexical"]},
                     }
                 },
                 "content": {

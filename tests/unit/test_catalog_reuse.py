@@ -124,6 +124,19 @@ def test_cold_catalog_past_the_deadline_answers_lexically_then_hybrid() -> None:
     assert (first.path, first.deferred, second.path) == ("lexical", True, "hybrid")
 
 
+def test_cold_catalog_past_the_deadline_answers_from_the_static_arm_then_hybrid() -> None:
+    sel = selector(SlowEncoder(0.01), deadline=0.0, static=HashingEncoder())
+    first = sel.select(request())
+    assert sel.jobs.drain(10)
+    second = sel.select(request())
+    assert (first.path, first.ranking.names[0], second.path) == ("static", "send_message", "hybrid")
+
+
+def test_static_arm_answers_while_the_model_loads() -> None:
+    sel = Selector(static=HashingEncoder())
+    assert sel.select(request()).path == "static"
+
+
 def test_cold_catalog_within_the_deadline_is_embedded_inline() -> None:
     outcome = selector(SlowEncoder(0), deadline=10.0).select(request())
     assert (outcome.path, outcome.deferred) == ("hybrid", False)
