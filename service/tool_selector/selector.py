@@ -182,7 +182,7 @@ class Selector:
         if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
             return 0
         found = self.cache.get_many(entry.keys(encoder.model_id))
-        self._complete(encoder, entry, stoppable=True)
+        self._complete(encoder, entry, stoppable=True, yielding=True)
         return sum(v is None for v in found)
 
     def embedded(self, tools: list[Tool]) -> tuple[Catalog, FloatArray | None]:
@@ -250,17 +250,25 @@ class Selector:
         return None
 
     def _complete(
-        self, encoder: Encoder, entry: CatalogEntry, *, stoppable: bool = False
+        self,
+        encoder: Encoder,
+        entry: CatalogEntry,
+        *,
+        stoppable: bool = False,
+        yielding: bool = False,
     ) -> FloatArray:
         """Embed every tool text the caches lack, in chunks stored as they finish; stack them.
 
         ``stoppable`` (background and warm-up work, never a request's own): raises
         ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
+        ``yielding`` (warm-up): waits between chunks while requests' catalogs are embedded.
         """
         keys = entry.keys(encoder.model_id)
         found = self.cache.get_many(keys)
         missing = [i for i, v in enumerate(found) if v is None]
         for start in range(0, len(missing), _CHUNK):
+            if yielding:
+                self.jobs.yield_to_asked()
             if stoppable:
                 self.jobs.checkpoint()
             chunk = missing[start : start + _CHUNK]

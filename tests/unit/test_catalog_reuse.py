@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from tests.fakes import HashingEncoder
@@ -165,6 +166,32 @@ def test_background_jobs_are_deduplicated_and_bounded() -> None:
     dropped = jobs.enqueue(jobs.claim("c")[0], lambda: None)  # type: ignore[arg-type, return-value]
     gate.set()
     assert (owner, owner_again, again is job, dropped) == (True, False, True, False)
+
+
+def waiting(gate: threading.Event, seconds: float = 5) -> FloatArray:
+    gate.wait(seconds)
+    return np.zeros((0, 4), dtype=np.float32)
+
+
+def test_the_most_asked_queued_catalog_is_embedded_first() -> None:
+    jobs, gate, order = EmbeddingJobs(), threading.Event(), []
+    jobs.enqueue(jobs.claim("running")[0], lambda: waiting(gate))
+    time.sleep(0.05)  # the worker is busy with it
+    for key in ("once", "thrice"):
+        jobs.enqueue(jobs.claim(key)[0], lambda k=key: order.append(k) or waiting(gate, 0))  # type: ignore[misc]
+    jobs.claim("thrice")
+    jobs.claim("thrice")
+    gate.set()
+    assert jobs.drain(5)
+    assert order == ["thrice", "once"]
+
+
+def test_warm_up_yields_while_a_request_catalog_is_embedded() -> None:
+    jobs = EmbeddingJobs()
+    jobs.enqueue(jobs.claim("asked")[0], lambda: waiting(threading.Event(), 0.3))
+    began = time.monotonic()
+    jobs.yield_to_asked()
+    assert time.monotonic() - began >= 0.25
 
 
 def test_warm_embeds_a_catalog_ahead_of_requests() -> None:
