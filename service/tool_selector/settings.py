@@ -181,6 +181,13 @@ class Settings:
         "`<environment>/share/tool-selector/static-minilm`, built by `make install` and the "
         "Dockerfile. Missing: logged, and cold catalogs are answered lexically.",
     )
+    encoder_batch_threads: int = _setting(
+        2,
+        "Threads the `onnx-int8` encoder uses for batches of 16+ texts (background embedding "
+        "of new catalogs, warm-up), at low CPU priority (nice 10) so requests go first; "
+        "queries always use one. 1 embeds on one core as before.",
+        1,
+    )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:

@@ -15,7 +15,7 @@ def encoder_from_settings(settings: Settings) -> Encoder | None:
     if settings.encoder == "onnx-int8":
         from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
 
-        return OnnxEncoder()
+        return OnnxEncoder(batch_threads=settings.encoder_batch_threads)
     path = Path(settings.model_path) if settings.model_path else None
     return SentenceTransformerEncoder(
         model_path=path, model_id=settings.model_path or BUNDLED_MODEL_ID
