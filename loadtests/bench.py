@@ -47,7 +47,7 @@ class Scenario:
     name: str
     rate: float
     bodies: list[bytes]
-    expect: str  # ranking path the scenario is about ("hybrid" warm, "lexical" cold)
+    expect: str  # ranking path the scenario is about ("hybrid" warm, "static" cold)
     prime: bool = True  # send each distinct body once, one at a time, before the open loop
 
 
@@ -292,7 +292,7 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
                 workload.body(pats[i % len(pats)], workload.fresh_catalog(rng, 300))
                 for i in range(cold_n)
             ],
-            "lexical",
+            "static",
             prime=False,
         )
     )
