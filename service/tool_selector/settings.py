@@ -147,8 +147,8 @@ class Settings:
     query_cache_size: int = _setting(10_000, "Query embeddings kept (LRU by pattern).", 0)
     embed_deadline_ms: int = _setting(
         60,
-        "Embedding work one request may wait for; past it the answer is lexical and the "
-        "catalog is embedded in the background.",
+        "Embedding work one request may wait for; past it the answer comes from the static "
+        "arm (or BM25 alone) and the catalog is embedded in the background.",
         0,
     )
     embed_queue_size: int = _setting(
