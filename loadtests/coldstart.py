@@ -3,8 +3,10 @@
 ``python -m loadtests.coldstart`` has two parts:
 
 - **quality** (in process, no server): R@5 and the empty rate over a dataset's positive
-  queries for the three ranking paths a new catalog goes through: BM25 alone (``lexical``),
-  BM25 + static embeddings (``static``, the first answer) and BM25 + the full model
+  queries for the ranking paths a new catalog goes through: BM25 alone (``lexical``, what
+  it got before static embeddings), BM25 + static embeddings (``static``, the first answer:
+  static tool vectors against the model's query vector; ``static, model loading``: against
+  the static query vector, before the model has loaded) and BM25 + the full model
   (``hybrid``, the warm answer), and the static answer's R@5 as a share of the warm one's.
 - **timeline** (a real service on loopback, fresh process, no Redis, no warm-up): the
   dataset's whole catalog is sent with its queries at ``--rate`` requests per second from
@@ -89,17 +91,21 @@ def quality(data: Dataset) -> dict[str, tuple[float, float]]:
     """R@5 and empty share (in %) of each ranking path over the dataset's queries."""
     from tests.support import static_table  # noqa: PLC0415
 
-    from tool_selector.catalogs import CatalogCache, QueryCache  # noqa: PLC0415
+    from tool_selector.catalogs import CatalogCache, EmbeddingJobs, QueryCache  # noqa: PLC0415
     from tool_selector.embeddings.cache import MemoryCache  # noqa: PLC0415
     from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
     from tool_selector.embeddings.static import StaticEncoder  # noqa: PLC0415
     from tool_selector.selector import Selector  # noqa: PLC0415
 
+    static, model = StaticEncoder(static_table()), OnnxEncoder()
+    never = EmbeddingJobs()
+    never.close()  # every background job is dropped: the catalog stays unembedded
     arms = {
         "lexical": Selector(),
-        "static": Selector(static=StaticEncoder(static_table())),
+        "static, model loading": Selector(static=static),
+        "static": Selector(encoder=model, static=static, jobs=never, embed_deadline=0.0),
         "hybrid": Selector(
-            encoder=OnnxEncoder(),
+            encoder=model,
             cache=MemoryCache(1 << 30),
             catalogs=CatalogCache(100_000),
             queries=QueryCache(0),

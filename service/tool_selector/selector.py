@@ -37,9 +37,13 @@ from tool_selector.ranking.ranker import Query, Ranking, select
 from tool_selector_client.wire import SearchRequest, Tool
 
 RankingPath = Literal["hybrid", "static", "lexical"]
-#: Fusion of the static arm: BM25 weighs more (its cosines rank less well) and the floors sit
-#: higher (its cosines run higher). Calibrated in docs/performance.md ("The static arm").
+#: Fusion of the static arm with a static query vector (while the model loads): BM25 weighs
+#: more (its cosines rank less well), floors higher (its cosines run higher).
 STATIC_PARAMS = FusionParams(lexical_weight=0.3, dense_floor=0.3, no_match_floor=0.4)
+#: Fusion of the static arm with the model's query vector (the usual case: the table keeps the
+#: model's 384 dimensions): ranks better, its cosines run lower. Both calibrated in
+#: docs/performance.md ("The static arm").
+CROSS_PARAMS = FusionParams(lexical_weight=0.3, dense_floor=0.15, no_match_floor=0.2)
 #: Encode at most this many texts per batch in a job, storing each batch as it completes.
 _CHUNK = 64
 
@@ -77,8 +81,9 @@ class Selector:
     ``embed_deadline`` (seconds) bounds the embedding work one request may wait for: when the
     catalog's missing tool embeddings are predicted to take longer, the request is answered
     from the static arm (``static``, when set) or lexically, and the embedding finishes in the
-    background (``Outcome.deferred``). ``static_params`` fuse the static arm's cosines (its
-    similarities run higher and rank less well than the full model's: its own floors).
+    background (``Outcome.deferred``). The static arm's tool vectors are scored against the
+    model's query vector with ``cross_params`` once the model is loaded (it ranks better),
+    else against the static query vector with ``static_params``: each its own floors.
     """
 
     def __init__(
@@ -94,6 +99,7 @@ class Selector:
         embed_deadline: float = 0.06,
         static: Encoder | None = None,
         static_params: FusionParams = STATIC_PARAMS,
+        cross_params: FusionParams = CROSS_PARAMS,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -106,6 +112,7 @@ class Selector:
         self.embed_deadline = embed_deadline
         self.static = static
         self.static_params = static_params
+        self.cross_params = cross_params
 
     def select(
         self,
@@ -158,8 +165,8 @@ class Selector:
                     dense, outcome.path = cosine_scores(qvec, matrix), "hybrid"
         if dense is None and self.static is not None and len(catalog):
             with _timed(timings, "static"):
-                dense = self._static_scores(self.static, entry, request.pattern, outcome)
-                params, outcome.path = self.static_params, "static"
+                dense, params = self._static_scores(self.static, entry, request.pattern, outcome)
+                outcome.path = "static"
         with _timed(timings, "fuse"):
             outcome.ranking = select(
                 catalog,
@@ -284,14 +291,21 @@ class Selector:
 
     def _static_scores(
         self, static: Encoder, entry: CatalogEntry, pattern: str, outcome: Outcome
-    ) -> FloatArray:
-        """Cosines from the static arm: its matrix is built on first use (milliseconds) and
-        kept on the entry; never cached by text (recomputing is as cheap as a lookup)."""
+    ) -> tuple[FloatArray, FusionParams]:
+        """Cosines from the static arm and the parameters that fuse them. Its matrix is built
+        on first use (milliseconds) and kept on the entry; never cached by text (recomputing
+        is as cheap as a lookup). The query is the model's vector when it shares the table's
+        space (same dimensions; the static rows are the model's own outputs), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
             matrix = np.ascontiguousarray(static.encode(entry.dense_texts), dtype=np.float32)
             entry.set_matrix(static.model_id, matrix)
-        return cosine_scores(self._query_vector(static, pattern, outcome), matrix)
+        encoder = self.encoder
+        if encoder is not None and encoder.dim == static.dim:
+            qvec = self._query_vector(encoder, pattern, outcome)
+            return cosine_scores(qvec, matrix), self.cross_params
+        qvec = self._query_vector(static, pattern, outcome)
+        return cosine_scores(qvec, matrix), self.static_params
 
     def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
         cached = self.queries.get(encoder.model_id, pattern)
