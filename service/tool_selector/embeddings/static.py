@@ -57,7 +57,7 @@ class StaticEncoder:
         self._tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
-        self._memo: dict[str, list[int]] = {}
+        self._memo: dict[str, bytes] = {}
         if manifest.get("recipe") != RECIPE_VERSION:
             raise ConfigError(
                 f"static embeddings in {folder} are recipe {manifest.get('recipe')}, this "
@@ -78,22 +78,26 @@ class StaticEncoder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         words = [_WORD.findall(text.lower()) for text in texts]
         known = self._pieces(set(itertools.chain.from_iterable(words)))
-        pieces = [[i for w in ws for i in known[w]][:MAX_TOKENS] for ws in words]
-        ids = np.fromiter(itertools.chain.from_iterable(pieces), dtype=np.intp)
+        packed = [b"".join([known[w] for w in ws])[: 4 * MAX_TOKENS] for ws in words]
+        ids = np.frombuffer(b"".join(packed), dtype=np.int32)
         rows = self._table[ids]
         start = 0
-        for j, piece in enumerate(pieces):  # a slice sum per text: 7x faster than reduceat
+        for j, piece in enumerate(packed):  # a slice sum per text: 7x faster than reduceat
             if piece:
-                out[j] = rows[start : start + len(piece)].sum(axis=0)
-                start += len(piece)
+                end = start + len(piece) // 4
+                out[j] = rows[start:end].sum(axis=0)
+                start = end
         return normalise_rows(out)
 
-    def _pieces(self, words: set[str]) -> dict[str, list[int]]:
-        """Word-piece ids of each word, through a memo: the tokenizer runs on new words only.
+    def _pieces(self, words: set[str]) -> dict[str, bytes]:
+        """Word-piece ids of each word (int32 bytes), through a memo: the tokenizer runs on
+        new words only.
 
         BERT's pre-tokeniser splits on spaces and punctuation before word pieces, so a
         word's pieces do not depend on its neighbours, and tool vocabularies repeat across
-        catalogs. (Punctuation is dropped: ``_WORD`` keeps letters and digits.)
+        catalogs. (Punctuation is dropped: ``_WORD`` keeps letters and digits.) Values are
+        bytes, which the garbage collector does not track: a memo of lists made every full
+        collection walk 100,000 more objects.
         """
         memo = self._memo
         known = {w: memo.get(w) for w in words}
@@ -101,7 +105,8 @@ class StaticEncoder:
         if missing:
             if len(memo) + len(missing) > _MAX_WORDS:
                 memo.clear()
-            encoded = self._tokenizer.encode_batch(missing, add_special_tokens=False)
-            for word, enc in zip(missing, encoded, strict=True):
-                known[word] = memo[word] = enc.ids
-        return cast("dict[str, list[int]]", known)
+            wordpiece = self._tokenizer.model
+            for word in missing:
+                ids = [t.id for t in wordpiece.tokenize(word)]
+                known[word] = memo[word] = np.asarray(ids, dtype=np.int32).tobytes()
+        return cast("dict[str, bytes]", known)
