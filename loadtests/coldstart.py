@@ -16,7 +16,8 @@
 
 Datasets: a folder of ``../shared/bench`` (``arcade``, ``sealtools``, ...) or any folder with
 ``tools.jsonl`` (bench rows or raw provider tool objects) and ``queries.jsonl``
-(``{"query", "gold": [...]}``; queries with empty gold are skipped).
+(``{"query", "gold": [...]}``; queries with empty gold, or longer than the service accepts,
+are skipped).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 from tests.support import start_service
 
 from loadtests.workload import BENCH_DIR
+from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool
 
 SEARCH = "/v1/tool-discovery/search"
@@ -57,7 +59,11 @@ def as_tool(row: dict[str, Any]) -> tuple[Tool, dict[str, Any]]:
     if "parameters" in row and "type" not in row:  # a bench row, not a provider object
         row = {"type": "function", "function": {k: row[k] for k in ("name", "description")}}
         row["function"]["parameters"] = fn["parameters"]
-    wire = {"name": name, "description": description, "definition": row}
+    wire = {
+        "name": name,
+        "definition": row,
+        **({"description": description} if description else {}),
+    }
     return Tool(name=name, description=description, definition=row), wire
 
 
@@ -68,7 +74,7 @@ def load(folder: str, tools_limit: int, queries_limit: int, seed: int = 7) -> Da
     queries = [
         q
         for q in (json.loads(x) for x in (path / "queries.jsonl").read_text().splitlines() if x)
-        if q.get("gold")
+        if q.get("gold") and len(q["query"]) <= Settings().max_pattern_chars
     ]
     rng = random.Random(seed)
     rng.shuffle(queries)
@@ -162,6 +168,7 @@ def timeline(data: Dataset, rate: float, after: int, limit: float, env: dict[str
                 r = client.post(
                     proc.url + SEARCH, content=payload, headers={"content-type": "application/json"}
                 )
+                r.raise_for_status()
                 names = r.json()["selected_names"]
                 path = r.headers.get("x-tool-selector-ranking", "?")
                 ms = 1000 * (time.monotonic() - sent)
