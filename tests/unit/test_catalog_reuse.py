@@ -133,6 +133,25 @@ def test_cold_catalog_past_the_deadline_answers_from_the_static_arm_then_hybrid(
     assert (first.path, first.ranking.names[0], second.path) == ("static", "send_message", "hybrid")
 
 
+class OtherSpace(HashingEncoder):
+    """A static arm whose vectors live in another space than the model's (other dimension)."""
+
+    model_id = "test/other-space"
+    dim = 32
+
+
+@pytest.mark.parametrize(
+    ("static", "model_encodes_query"),
+    [(HashingEncoder(), True), (OtherSpace(), False)],
+    ids=["same-space-uses-the-model-query", "other-space-uses-its-own"],
+)
+def test_static_arm_query_vector(static: HashingEncoder, model_encodes_query: bool) -> None:
+    model = SlowEncoder(0.01)
+    sel = selector(model, deadline=0.0, static=static)
+    assert sel.select(request()).path == "static"
+    assert (1 in model.calls) is model_encodes_query
+
+
 def test_static_arm_answers_while_the_model_loads() -> None:
     sel = Selector(static=HashingEncoder())
     assert sel.select(request()).path == "static"
