@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 # the static embedding table (tool-selector distill-static), built from the bundled model
 STATIC := $(VENV)/share/tool-selector/static-minilm/manifest.json
 
-.PHONY: install run test lint typecheck openapi readme clean
+.PHONY: install browser run test lint typecheck openapi readme clean
 
 install: $(STAMP) $(STATIC)
 
@@ -37,14 +37,26 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy
 
-test: install lint typecheck
+# headless Chromium for the report's browser test (tests/e2e/test_report_browser.py): installed
+# with apt when missing and run as root (about 80 s on a fresh machine, once); otherwise, or
+# with BROWSER_INSTALL=0, that test is skipped with the reason.
+BROWSER_INSTALL ?= 1
+browser:
+	@command -v chromium >/dev/null 2>&1 || [ "$(BROWSER_INSTALL)" != 1 ] || \
+	{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	echo "make: chromium not installed; the browser test will be skipped"
+
+test: install browser lint typecheck
 	$(PY) -m pytest -q
 
 openapi: install
 	$(VENV)/bin/tool-selector export-openapi -o openapi.yaml
 
-# regenerate the settings table in README.md and openapi.yaml from the code
+# regenerate the settings table in README.md and openapi.yaml from the code, and README's
+# quality table from reports/quality.json
 readme: install openapi
+	$(PY) -m tool_selector.evaluation.readme
 	$(PY) -c "import re,pathlib; from tool_selector.settings import settings_table as t; p=pathlib.Path('README.md'); s=p.read_text(); p.write_text(re.sub(r'(<!-- settings:start[^>]*-->\n).*?(<!-- settings:end -->)', lambda m: m.group(1)+t()+'\n'+m.group(2), s, flags=re.S))"
 
 clean:

@@ -1,4 +1,9 @@
-"""HTTP handlers: decode, call the core, encode. No ranking logic lives here."""
+"""HTTP handlers: decode, call the core, encode. No ranking logic lives here.
+
+Both wire contracts (``tool_selector.contracts``) run the same code: the contract is chosen
+from the path and the body, adapted to a ``SearchRequest``, ranked, and the names encoded in
+the contract's answer shape.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +11,22 @@ import time
 from functools import partial
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get, post
 from litestar.exceptions import HTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from tool_selector.decoding import decode_request
+from tool_selector.contracts import Contract, contract_for, error_bytes
 from tool_selector.errors import RequestError, UnsupportedMediaType
+from tool_selector.fastpath import Decoded
 from tool_selector.logs import log_request, redact
 from tool_selector.ranking.ranker import Ranking
 from tool_selector.runtime import Runtime
 from tool_selector.selector import Outcome
 from tool_selector.shadow import ShadowCompare
-from tool_selector_client.wire import ErrorBody, Explanation, SearchRequest, SearchResponse
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation
 
-SEARCH_PATH = "/v1/tool-discovery/search"
 RANKING_HEADER = "X-Tool-Selector-Ranking"
 _JSON = "application/json"
-_ENCODER = msgspec.json.Encoder()
 _HTTP_CODES = {
     401: "unauthorized",
     404: "not_found",
@@ -43,14 +46,25 @@ def runtime_of(request: Request[Any, Any, Any]) -> Runtime:
 @post(SEARCH_PATH, status_code=200)
 async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Rank the request's tools for its pattern (SPEC.md)."""
+    return await _answer(request)
+
+
+@post([COMPRESS_PATH, COMPRESS_PATH.rstrip("/")], status_code=200)
+async def compress(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The proxy's later contract (``{query, max_tools, ...}``); the first one's body too."""
+    return await _answer(request)
+
+
+async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     runtime = runtime_of(request)
     started = time.perf_counter()
     runtime.metrics.in_flight.inc()
     try:
         _require_json(request)
         body = await request.body()
+        contract = contract_for(request.scope["path"], body)
         decoded, outcome = await runtime.workers.run(
-            partial(_decode_and_select, runtime, body), started
+            partial(_decode_and_select, runtime, body, contract), started
         )
     except Exception:
         runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
@@ -58,33 +72,30 @@ async def search(request: Request[Any, Any, Any]) -> Response[bytes]:
     finally:
         runtime.metrics.in_flight.dec()
     elapsed = time.perf_counter() - started
-    _record(runtime, decoded, outcome, elapsed)
-    payload = SearchResponse(
-        selected_names=outcome.ranking.names,
-        explanations=_explanations(outcome.ranking) if decoded.explain else None,
-    )
+    _record(runtime, decoded, outcome, elapsed, contract)
+    ranking = outcome.ranking
+    explanations = _explanations(ranking) if decoded.request.explain else None
     shadow: ShadowCompare | None = request.app.state.get("shadow")
     return Response(
-        _ENCODER.encode(payload),
+        contract.answer(ranking.names, explanations),
         media_type=_JSON,
         headers={RANKING_HEADER: outcome.path},
-        background=shadow.task(decoded, outcome.catalog, outcome.ranking.names)
+        background=shadow.task(decoded.request, outcome.catalog, ranking.names)
         if shadow and outcome.catalog is not None
         else None,
     )
 
 
 def _decode_and_select(
-    runtime: Runtime, body: bytes, started: float
-) -> tuple[SearchRequest, Outcome]:
+    runtime: Runtime, body: bytes, contract: Contract, started: float
+) -> tuple[Decoded, Outcome]:
     """Decode (a resent tool list is not decoded again) and rank, in a worker thread."""
-    if runtime.decoder is not None:
-        fast = runtime.decoder.decode(body)
-        decoded, key, entry = fast.request, fast.catalog_key, fast.entry
-    else:
-        decoded, key, entry = decode_request(body, runtime.settings), None, None
+    decoded = runtime.decoder.decode(body, contract)
     runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-    return decoded, runtime.selector.select(decoded, catalog_key=key, entry=entry)
+    outcome = runtime.selector.select(
+        decoded.request, catalog_key=decoded.catalog_key, entry=decoded.entry
+    )
+    return decoded, outcome
 
 
 @get("/healthz")
@@ -100,8 +111,9 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
     if runtime.ready.is_set():
         return Response(b'{"status":"ready"}', media_type=_JSON)
     detail = runtime.load_error or "embedding model is loading"
-    body = ErrorBody(code="not_ready", detail=detail)
-    return Response(_ENCODER.encode(body), status_code=503, media_type=_JSON)
+    return Response(
+        error_bytes(request.scope["path"], "not_ready", detail), status_code=503, media_type=_JSON
+    )
 
 
 @get("/metrics")
@@ -136,7 +148,10 @@ def _explanations(ranking: Ranking) -> list[Explanation]:
     ]
 
 
-def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed: float) -> None:
+def _record(
+    runtime: Runtime, decoded: Decoded, outcome: Outcome, elapsed: float, contract: Contract
+) -> None:
+    request = decoded.request
     m = runtime.metrics
     outcome_label = "no_match" if outcome.ranking.no_match else "match"
     m.request_seconds.labels(outcome_label).observe(elapsed)
@@ -147,6 +162,10 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
     m.ranking_path.labels(outcome.path).inc()
     if outcome.ranking.no_match:
         m.no_match.inc()
+    if not outcome.ranking.picked:
+        m.empty_answers.labels(contract.name).inc()
+    if decoded.pattern_cut:
+        m.patterns_cut.inc()
     if outcome.duplicates:
         m.duplicates.inc(outcome.duplicates)
     if outcome.unknown_always_keep:
@@ -159,7 +178,9 @@ def _record(runtime: Runtime, request: SearchRequest, outcome: Outcome, elapsed:
         runtime.logger,
         {
             "event": "search",
+            "contract": contract.name,
             "pattern": pattern,
+            "pattern_chars": decoded.pattern_chars,
             "tools": outcome.tools,
             "duplicates": outcome.duplicates,
             "top_k": request.top_k,
@@ -189,7 +210,7 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     return Response(
-        _ENCODER.encode(ErrorBody(code=code, detail=detail)),
+        error_bytes(request.scope["path"], code, detail),
         status_code=status,
         media_type=_JSON,
         headers=headers,

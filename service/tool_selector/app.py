@@ -12,7 +12,7 @@ from litestar import Litestar
 from prometheus_client import CollectorRegistry
 
 from tool_selector import __version__
-from tool_selector.api import error_response, healthz, metrics, readyz, search
+from tool_selector.api import compress, error_response, healthz, metrics, readyz, search
 from tool_selector.assembly import build_selector, limit_blas_threads
 from tool_selector.auth import KeyRing
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID
@@ -78,7 +78,7 @@ def create_app(
                 shadow.close()
 
     app = Litestar(
-        route_handlers=[search, healthz, readyz, metrics],
+        route_handlers=[search, compress, healthz, readyz, metrics],
         exception_handlers={Exception: error_response},
         middleware=[guard_middleware(runtime, KeyRing.from_settings(settings))],
         request_max_body_size=settings.max_body_bytes,

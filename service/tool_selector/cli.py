@@ -59,8 +59,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _add_shadow_compare(sub: Any) -> None:
     p = sub.add_parser("shadow-compare", help="report captured decisions vs relevance picks")
-    p.add_argument("capture", type=Path, help="capture JSONL (client capture or proxy log)")
+    p.add_argument(
+        "capture", type=Path, help="capture JSONL, or the proxy's own tool_discovery.jsonl"
+    )
     p.add_argument("--url", help="replay against this service (default: report the capture)")
+    p.add_argument(
+        "--catalog",
+        type=Path,
+        help="the proxy's tool list (JSON or JSONL of raw provider tools) to replay its "
+        "logged search queries over",
+    )
+    p.add_argument(
+        "--top-k", type=int, default=5, help="names asked per replayed proxy search (default 5)"
+    )
     p.add_argument("--token", help="bearer token for --url")
     p.add_argument("--timeout", type=float, default=5.0, help="per-request deadline (s)")
     p.add_argument("--html", type=Path, default=Path("shadow-report.html"))

@@ -6,6 +6,7 @@
     ├── ConfigError              a setting is missing or invalid (fails at startup, names the key)
     ├── MissingDependencyError   an optional dependency is absent (message carries the install hint)
     ├── EmbeddingStopped         background embedding stopped between chunks: shutting down
+    ├── DatasetError             an eval data set is missing or malformed (names file and line)
     └── RequestError             a request is refused; carries HTTP status and a machine code
         ├── BadRequest               400: malformed JSON, wrong types, limits exceeded
         ├── Unauthorized             401: missing or wrong credentials
@@ -40,6 +41,10 @@ class MissingDependencyError(ToolSelectorError):
 
 class EmbeddingStopped(ToolSelectorError):
     """Embedding work stopped between two chunks because the service is shutting down."""
+
+
+class DatasetError(ToolSelectorError):
+    """An eval data set (bench folder, tools or queries file) is missing or malformed."""
 
 
 class RequestError(ToolSelectorError):

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import msgspec
 
 from tool_selector.catalogs import CatalogCache, CatalogEntry
-from tool_selector.decoding import check_limits, decode_request
+from tool_selector.contracts import CONTRACTS, SEARCH, Contract
+from tool_selector.decoding import checked, decode_wire
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 
@@ -34,10 +35,10 @@ from tool_selector_client.wire import SearchRequest
 MIN_RAW_KEY_BYTES = 4096
 
 
-def _head_type() -> type[msgspec.Struct]:
-    """``SearchRequest`` with ``tools`` left as raw bytes (derived, so it tracks the wire)."""
+def _head_type(wire: type[msgspec.Struct]) -> type[msgspec.Struct]:
+    """``wire`` with ``tools`` left as raw bytes (derived, so it tracks the wire type)."""
     fields: list[tuple[str, object, object]] = []
-    for f in msgspec.structs.fields(SearchRequest):
+    for f in msgspec.structs.fields(wire):
         kind = msgspec.Raw if f.name == "tools" else f.type
         if f.default is not msgspec.NODEFAULT:
             fields.append((f.name, kind, f.default))
@@ -47,12 +48,13 @@ def _head_type() -> type[msgspec.Struct]:
             fields.append((f.name, kind, msgspec.NODEFAULT))
     required = [(n, k) for n, k, d in fields if d is msgspec.NODEFAULT]
     optional = [(n, k, d) for n, k, d in fields if d is not msgspec.NODEFAULT]
-    return msgspec.defstruct("SearchRequestHead", [*required, *optional], frozen=True)
+    return msgspec.defstruct(f"{wire.__name__}Head", [*required, *optional], frozen=True)
 
 
-_HEAD_TYPE = _head_type()
-_HEAD = msgspec.json.Decoder(_HEAD_TYPE)
-_FIELDS = [f.name for f in msgspec.structs.fields(SearchRequest) if f.name != "tools"]
+_HEADS = {c.name: msgspec.json.Decoder(_head_type(c.wire)) for c in CONTRACTS}
+_FIELDS = {
+    c.name: [f.name for f in msgspec.structs.fields(c.wire) if f.name != "tools"] for c in CONTRACTS
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,42 +63,58 @@ class Decoded:
 
     When ``entry`` is set the tools were not decoded: ``request.tools`` is empty and the
     selector answers from ``entry`` (``Selector.select(request, catalog_key, entry)``).
+    ``pattern_chars``: the pattern's length as sent (longer than ``request.pattern`` when
+    it was cut).
     """
 
     request: SearchRequest
     catalog_key: str | None = None
     entry: CatalogEntry | None = None
+    pattern_chars: int = 0
+
+    @property
+    def pattern_cut(self) -> bool:
+        """Whether the pattern was cut to ``max_pattern_chars``."""
+        return self.pattern_chars > len(self.request.pattern)
 
 
 class RequestDecoder:
-    """``decode_request`` that recognises a resent tool list by its raw bytes' hash and skips
+    """Full decoding that recognises a resent tool list by its raw bytes' hash and skips
     decoding it when the catalog cache holds its catalog (``catalogs=None`` disables that)."""
 
     def __init__(self, settings: Settings, catalogs: CatalogCache | None) -> None:
         self._settings = settings
         self._catalogs = catalogs
 
-    def decode(self, body: bytes) -> Decoded:
-        """Decode and validate ``body``; raises the same ``BadRequest`` as ``decode_request``."""
-        head = self._head(body)
+    def decode(self, body: bytes, contract: Contract = SEARCH) -> Decoded:
+        """Decode and validate ``body`` of ``contract``; raises ``BadRequest``."""
+        head = self._head(body, contract)
         if head is None or self._catalogs is None:
-            return Decoded(decode_request(body, self._settings))
+            return _full(body, self._settings, contract)
         raw = head.tools  # type: ignore[attr-defined]
         # sha1: fast in hardware; only a second preimage of someone's catalog could mislead
-        key = "raw:" + hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        digest = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        key = f"raw:{contract.name}:{digest}"
         entry = self._catalogs.get(key)
         if entry is None:
-            return Decoded(decode_request(body, self._settings), key)
-        request = SearchRequest(tools=[], **{f: getattr(head, f) for f in _FIELDS})
+            return _full(body, self._settings, contract, key)
+        fields = {f: getattr(head, f) for f in _FIELDS[contract.name]}
+        sent = contract.to_search(contract.wire(tools=[], **fields))
         # the tools passed check_limits when their catalog was built, under the same settings
-        check_limits(request, self._settings)
-        return Decoded(request, key, entry)
+        request = checked(sent, self._settings, contract)
+        return Decoded(request, key, entry, len(sent.pattern))
 
-    def _head(self, body: bytes) -> msgspec.Struct | None:
+    def _head(self, body: bytes, contract: Contract) -> msgspec.Struct | None:
         if self._catalogs is None or len(body) < MIN_RAW_KEY_BYTES:
             return None
         try:
-            head: msgspec.Struct = _HEAD.decode(body)
+            head: msgspec.Struct = _HEADS[contract.name].decode(body)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             return None
         return head if len(head.tools) >= MIN_RAW_KEY_BYTES else None  # type: ignore[attr-defined]
+
+
+def _full(body: bytes, settings: Settings, contract: Contract, key: str | None = None) -> Decoded:
+    """Decode everything; ``pattern_chars`` from the adapted request before its cut."""
+    sent = contract.to_search(decode_wire(body, contract))
+    return Decoded(checked(sent, settings, contract), key, None, len(sent.pattern))

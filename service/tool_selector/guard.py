@@ -30,12 +30,11 @@ from collections import deque
 from typing import Any, cast
 
 import anyio
-import msgspec
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from tool_selector.api import SEARCH_PATH
 from tool_selector.auth import KeyRing, token_from_headers
+from tool_selector.contracts import SEARCH_PATHS, error_bytes
 from tool_selector.errors import (
     PayloadTooLarge,
     RequestError,
@@ -44,10 +43,8 @@ from tool_selector.errors import (
     Unauthorized,
 )
 from tool_selector.runtime import Runtime
-from tool_selector_client.wire import ErrorBody
 
 METRICS_PATH = "/metrics"
-_ENCODER = msgspec.json.Encoder()
 
 
 class Guard:
@@ -65,7 +62,7 @@ class Guard:
             return
         path = scope["path"]
         try:
-            if path == SEARCH_PATH:
+            if path in SEARCH_PATHS:
                 self._authenticate(scope)
                 await self._search(scope, receive, send)
                 return
@@ -74,7 +71,7 @@ class Guard:
         except _Disconnected:
             return
         except RequestError as exc:
-            await self._refuse(send, exc)
+            await self._refuse(send, path, exc)
             return
         await self.app(scope, receive, send)
 
@@ -83,7 +80,9 @@ class Guard:
             return
         token = token_from_headers(scope["headers"])
         if token is None:
-            raise Unauthorized("unauthorized", "missing service token (Authorization: Bearer)")
+            raise Unauthorized(
+                "unauthorized", "missing service token (Authorization: Bearer or X-API-Key)"
+            )
         if not self.keys.accepts(token):
             raise Unauthorized("unauthorized", "service token not accepted")
 
@@ -149,7 +148,7 @@ class Guard:
                 f"request body not received within {settings.body_timeout_seconds:g} s",
             ) from exc
 
-    async def _refuse(self, send: Send, exc: RequestError) -> None:
+    async def _refuse(self, send: Send, path: str, exc: RequestError) -> None:
         self.runtime.metrics.errors.labels(exc.code).inc()
         headers = [(b"content-type", b"application/json")]
         if exc.status == 401:
@@ -159,7 +158,7 @@ class Guard:
             headers.append((b"retry-after", retry))
         if exc.status == 408:
             headers.append((b"connection", b"close"))
-        payload = _ENCODER.encode(ErrorBody(code=exc.code, detail=exc.detail))
+        payload = error_bytes(path, exc.code, exc.detail)
         headers.append((b"content-length", str(len(payload)).encode()))
         await send({"type": "http.response.start", "status": exc.status, "headers": headers})
         await send({"type": "http.response.body", "body": payload, "more_body": False})

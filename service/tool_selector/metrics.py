@@ -75,6 +75,18 @@ class Metrics:
             "Searches where no tool cleared the relevance bar.",
             registry=registry,
         )
+        self.empty_answers = Counter(
+            "tool_selector_empty_answers_total",
+            "Searches answered with no name at all, by wire contract (every proxy release "
+            "reads an empty answer as a failure and falls back).",
+            ["contract"],
+            registry=registry,
+        )
+        self.patterns_cut = Counter(
+            "tool_selector_patterns_cut_total",
+            "Patterns (or queries) longer than max_pattern_chars, cut before ranking.",
+            registry=registry,
+        )
         self.duplicates = Counter(
             "tool_selector_duplicate_tools_total",
             "Tool entries dropped because an earlier entry had the same name.",

@@ -12,18 +12,28 @@ import msgspec
 import yaml
 
 from tool_selector import __version__
-from tool_selector.api import RANKING_HEADER, SEARCH_PATH
+from tool_selector.api import RANKING_HEADER
 from tool_selector.settings import Settings
-from tool_selector_client.wire import ErrorBody, SearchRequest, SearchResponse
+from tool_selector_client.wire import (
+    COMPRESS_PATH,
+    SEARCH_PATH,
+    CompressErrorBody,
+    CompressRequest,
+    CompressResponse,
+    ErrorBody,
+    SearchRequest,
+    SearchResponse,
+)
 
 _REF = "#/components/schemas/{name}"
 
 
-def _error(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": _REF.format(name="ErrorBody")}}},
-    }
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": _REF.format(name=name)}
+
+
+def _error(description: str, schema: str = "ErrorBody") -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ref(schema)}}}
 
 
 #: Service tokens (``TOOL_SELECTOR_API_KEYS``); either header works. mTLS sits below HTTP.
@@ -49,54 +59,90 @@ def _with_headers(response: dict[str, Any], headers: dict[str, str]) -> dict[str
     return response
 
 
-def build_openapi(settings: Settings) -> dict[str, Any]:
-    """The OpenAPI 3.1 document for ``settings`` (limits appear as schema bounds)."""
-    (_, _, _), components = msgspec.json.schema_components(
-        [SearchRequest, SearchResponse, ErrorBody], ref_template=_REF
-    )
-    _apply_limits(components, settings)
-    search = {
-        "summary": "Pick the tools that fit a search pattern",
-        "operationId": "searchTools",
+_EMPTY_ANSWER = {
+    "search": "Empty `selected_names` means no useful match. Context Gateway v0.4.0-v0.4.1 "
+    "then hand the model every deferred tool; v0.5.2 falls back to its own regex search.",
+    "compress": "Empty `relevant_tools` means no useful match. v0.4.2-v0.5.1 (pre-filter) then "
+    "keep only `always_keep`; v0.5.3+ fall back to their own regex search.",
+}
+
+
+def _search_operation(
+    op_id: str, summary: str, *, request: str, response: str, error: str, empty: str
+) -> dict[str, Any]:
+    """One search operation: its request and answer schemas, and every error it can get."""
+    ranking = {
+        "description": "Which ranker answered: hybrid (BM25 + the model's embeddings), static "
+        "(BM25 + static embeddings, while the model embeds a new catalog) or lexical (BM25 "
+        "alone).",
+        "schema": {"type": "string", "enum": ["hybrid", "static", "lexical"]},
+    }
+    return {
+        "summary": summary,
+        "operationId": op_id,
         "requestBody": {
             "required": True,
-            "content": {
-                "application/json": {"schema": {"$ref": _REF.format(name="SearchRequest")}}
-            },
+            "content": {"application/json": {"schema": _ref(request)}},
         },
         "responses": {
             "200": {
-                "description": "Selected tool names, best first; empty means no useful match.",
-                "headers": {
-                    RANKING_HEADER: {
-                        "description": "Which ranker answered: hybrid (BM25 + the model's "
-                        "embeddings), static (BM25 + static embeddings, while the model embeds "
-                        "a new catalog) or lexical (BM25 alone).",
-                        "schema": {"type": "string", "enum": ["hybrid", "static", "lexical"]},
-                    }
-                },
-                "content": {
-                    "application/json": {"schema": {"$ref": _REF.format(name="SearchResponse")}}
-                },
+                "description": f"Selected tool names, best first. {empty}",
+                "headers": {RANKING_HEADER: ranking},
+                "content": {"application/json": {"schema": _ref(response)}},
             },
-            "400": _error("Malformed JSON, wrong types or a limit exceeded."),
+            "400": _error("Malformed JSON, wrong types or a limit exceeded.", error),
             "401": _with_headers(
-                _error("Missing or wrong service token (when tokens are configured)."),
+                _error("Missing or wrong service token (when tokens are configured).", error),
                 {"WWW-Authenticate": "Always `Bearer`."},
             ),
-            "408": _error("The request body did not arrive within the body timeout."),
-            "413": _error("Body larger than the configured cap."),
-            "415": _error("Content-Type is not application/json."),
+            "408": _error("The request body did not arrive within the body timeout.", error),
+            "413": _error("Body larger than the configured cap.", error),
+            "415": _error("Content-Type is not application/json.", error),
             "503": _with_headers(
                 _error(
                     "`overloaded` (in-flight cap reached, with Retry-After) or "
-                    "`deadline_exceeded` (no answer within the request deadline); fail open."
+                    "`deadline_exceeded` (no answer within the request deadline); fail open.",
+                    error,
                 ),
                 {"Retry-After": "Seconds to wait before retrying (overload only)."},
             ),
         },
         "security": [{"bearerAuth": []}, {"apiKeyHeader": []}, {}],
     }
+
+
+def _compress_operation() -> dict[str, Any]:
+    operation = _search_operation(
+        "compressToolDiscovery",
+        "Pick the tools that fit a query (Context Gateway v0.4.2+ contract)",
+        request="CompressRequest",
+        response="CompressResponse",
+        error="CompressErrorBody",
+        empty=_EMPTY_ANSWER["compress"],
+    )
+    operation["description"] = (
+        "Also served without the trailing slash. A body of the first contract "
+        "(`pattern`, no `query`), as Context Gateway v0.5.2 posts here, is answered in that "
+        "contract's shape (`SearchResponse`). `query` may be a whole user message: text "
+        "beyond `max_pattern_chars` is cut, never refused."
+    )
+    return operation
+
+
+def build_openapi(settings: Settings) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for ``settings`` (limits appear as schema bounds)."""
+    wire = [SearchRequest, SearchResponse, ErrorBody]
+    wire += [CompressRequest, CompressResponse, CompressErrorBody]
+    _, components = msgspec.json.schema_components(wire, ref_template=_REF)
+    _apply_limits(components, settings)
+    search = _search_operation(
+        "searchTools",
+        "Pick the tools that fit a search pattern",
+        request="SearchRequest",
+        response="SearchResponse",
+        error="ErrorBody",
+        empty=_EMPTY_ANSWER["search"],
+    )
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
     return {
         "openapi": "3.1.0",
@@ -107,6 +153,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         },
         "paths": {
             SEARCH_PATH: {"post": search},
+            COMPRESS_PATH: {"post": _compress_operation()},
             "/healthz": {
                 "get": {
                     "summary": "Liveness",
@@ -138,19 +185,23 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
 
 
 def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
-    request = components["SearchRequest"]["properties"]
-    request["top_k"]["maximum"] = settings.max_top_k
-    request["pattern"]["maxLength"] = settings.max_pattern_chars
-    request["tools"]["maxItems"] = settings.max_tools
-    request["always_keep"]["maxItems"] = settings.max_tools
-    request["always_keep"]["items"]["maxLength"] = settings.max_name_chars
-    # always_keep names are checked like tool names (non-empty, no control characters)
-    name = components["Tool"]["properties"]["name"]
-    request["always_keep"]["items"].update(minLength=1, pattern=name["pattern"])
-    tool = components["Tool"]["properties"]
-    tool["name"]["maxLength"] = settings.max_name_chars
-    description = tool["description"]["anyOf"][0]
-    description["maxLength"] = settings.max_description_chars
+    for request_name, top_k, tool_name in (
+        ("SearchRequest", "top_k", "Tool"),
+        ("CompressRequest", "max_tools", "CompressTool"),
+    ):
+        request = components[request_name]["properties"]
+        request[top_k]["maximum"] = settings.max_top_k
+        request["tools"]["maxItems"] = settings.max_tools
+        keep = request["always_keep"]
+        names = keep["anyOf"][0] if "anyOf" in keep else keep
+        names["maxItems"] = settings.max_tools
+        tool = components[tool_name]["properties"]
+        # always_keep names are checked like tool names (non-empty, no control characters)
+        names["items"].update(
+            minLength=1, maxLength=settings.max_name_chars, pattern=tool["name"]["pattern"]
+        )
+        tool["name"]["maxLength"] = settings.max_name_chars
+        tool["description"]["anyOf"][0]["maxLength"] = settings.max_description_chars
 
 
 def openapi_yaml(settings: Settings) -> str:

@@ -28,10 +28,10 @@ class Runtime:
     metrics: Metrics
     encoder_factory: EncoderFactory
     logger: logging.Logger
+    decoder: RequestDecoder
     ready: threading.Event = field(default_factory=threading.Event)
     load_error: str | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
-    decoder: RequestDecoder | None = None
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""

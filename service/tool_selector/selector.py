@@ -31,7 +31,7 @@ from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
-from tool_selector.ranking.dense import FloatArray, cosine_scores
+from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams
 from tool_selector.ranking.ranker import Query, Ranking, select
 from tool_selector_client.wire import SearchRequest, Tool
@@ -308,10 +308,15 @@ class Selector:
         return cosine_scores(qvec, matrix), self.static_params
 
     def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
+        """The pattern's vector (d,), or one per window (w, d) for a long pattern."""
         cached = self.queries.get(encoder.model_id, pattern)
         if cached is not None:
             outcome.query_cached = True
             return cached
-        vec: FloatArray = np.ascontiguousarray(encoder.encode([pattern])[0], dtype=np.float32)
+        parts = windows(pattern)
+        encoded = encoder.encode(parts)
+        vec: FloatArray = np.ascontiguousarray(
+            encoded[0] if len(parts) == 1 else encoded, dtype=np.float32
+        )
         self.queries.put(encoder.model_id, pattern, vec)
         return vec

@@ -41,7 +41,13 @@ class Settings:
     port: int = _setting(8080, "Port `serve` binds to.", 0)
     max_body_bytes: int = _setting(8 * 1024 * 1024, "Largest request body accepted (413 above).", 1)
     max_tools: int = _setting(10_000, "Most tools in one request, duplicates included.", 1)
-    max_pattern_chars: int = _setting(2_000, "Longest `pattern`, in characters.", 1)
+    max_pattern_chars: int = _setting(
+        2_000,
+        "Most characters of `pattern` (or `query`) used for ranking. A longer one is cut, "
+        "never refused: the first half of this budget and the last half are "
+        "kept (a real user message is never bad input).",
+        1,
+    )
     max_name_chars: int = _setting(256, "Longest tool name (and `always_keep` entry).", 1)
     max_description_chars: int = _setting(
         16_384, "Longest top-level or definition `description`, in characters.", 1

@@ -1,19 +1,21 @@
-"""``tool-selector shadow-compare``: replay captured decisions, report the agreement.
+"""``tool-selector shadow-compare``: replay decisions and proxy searches, report the agreement.
 
-Input is JSONL, one decision per line, in either shape (keys are looked up in this order):
+Input is JSONL; every line is used or counted by the reason it cannot be (``lines`` in the
+summary). A line is one of:
 
 - the client's capture (``tool_selector_client.capture``): ``pattern``, ``tools``,
-  ``top_k``, ``always_keep``, ``selected``, ``relevance``, ``latency_ms``, ``outcome``;
-- a proxy ``tool_discovery.jsonl``: ``query`` (or ``search_query``) for the pattern,
-  ``tools`` / ``deferred_tools`` / ``tool_names`` for the deferred tools (names, or objects
-  with ``name``/``description``, or raw provider definitions), optional ``selected_names`` /
-  ``results`` for what was returned, ``max_results`` for ``top_k``, ``duration_ms``.
+  ``top_k``, ``always_keep``, ``selected``, ``relevance``, ``latency_ms``, ``outcome``
+  (keys are also looked up under other names: ``query``, ``deferred_tools``, ...);
+- a line of the proxy's own ``tool_discovery.jsonl`` (``tool_selector.proxy_log``): its
+  searches, fail-open reasons and tool filtering are reported as the proxy logged them, and
+  with ``--catalog`` (the proxy's tool list) and ``--url`` each logged search query is sent
+  again to that service and ranked by the proxy's ``relevance`` scorer.
 
-With ``--url`` every record that has a pattern is sent again to that service (through the
+With ``--url`` every decision that has a pattern is sent again to that service (through the
 companion client, so fail-open outcomes are reported as the proxy would see them);
 without it the captured picks and latencies are reported as they are. The relevance picks
 are taken from the record, or recomputed from the pattern and the tool descriptions.
-Writes a self-contained HTML report (inline SVG, no external assets) and a JSON summary.
+Writes a self-contained HTML report and a JSON summary.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from tool_selector.proxy_log import Event, Search, outcomes, parse_event
 from tool_selector_client.compare import Agreement, agreement
-from tool_selector_client.definitions import by_name, described, tool_name
+from tool_selector_client.definitions import by_name, described, tool_description, tool_name
 from tool_selector_client.relevance import relevance_select
 
 _PATTERN_KEYS = ("pattern", "query", "search_query")
@@ -42,6 +45,7 @@ COMPARABLE = frozenset({"ok", "empty_selection"})
 #: Outcomes where no call was made (no latency to report).
 NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
 MAX_EXAMPLES = 25
+DESCRIPTION_CHARS = 300
 LATENCY_EDGES_MS = (0, 2.5, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 1e9)
 RATIO_EDGES = (0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.01)
 
@@ -105,23 +109,82 @@ def parse_case(record: Any) -> Case | None:
     )
 
 
-def load_cases(path: Path) -> tuple[list[Case], int]:
-    """The decisions in ``path`` and the number of lines that were not decisions."""
-    cases: list[Case] = []
-    bad = 0
+@dataclass(slots=True)
+class Input:
+    """Every line of an input file: used (counted by kind) or counted by why it cannot be."""
+
+    cases: list[Case] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    used: Counter[str] = field(default_factory=Counter)
+    unusable: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def lines(self) -> int:
+        """Lines read (blank ones included)."""
+        return self.used.total() + self.unusable.total()
+
+
+def _used_kind(item: Case | Event) -> str:
+    if isinstance(item, Case):
+        return "capture decision"
+    if isinstance(item, Search):
+        return "proxy search"
+    return "proxy request filtering" if item.kind == "request" else "proxy lazy_loading"
+
+
+def _decode(line: str) -> dict[str, Any] | str:
+    if not line.strip():
+        return "blank line"
+    try:
+        record = json.loads(line)
+    except RecursionError:
+        return "not JSON: nested too deep"
+    except ValueError:
+        return "not JSON"
+    return record if isinstance(record, dict) else "JSON but not an object"
+
+
+def classify(number: int, line: str) -> Case | Event | str:
+    """What one input line is: a decision, a proxy event, or the reason it cannot be used."""
+    record = _decode(line)
+    if isinstance(record, str):
+        return record
+    event = parse_event(number, record)
+    if event is not None:
+        return event
+    try:
+        case = parse_case(record)
+    except OverflowError:
+        return "a number out of range"
+    return case if case is not None else "neither a decision (pattern + tools) nor a proxy event"
+
+
+def read_input(path: Path) -> Input:
+    """Every line of ``path``, used or counted by reason (none dropped silently)."""
+    found = Input()
     with path.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            if not line.strip():
+        for number, line in enumerate(lines, 1):
+            item = classify(number, line)
+            if isinstance(item, str):
+                found.unusable[item] += 1
                 continue
-            try:
-                case = parse_case(json.loads(line))
-            except (ValueError, RecursionError, OverflowError):  # not JSON, too deep, huge number
-                case = None
-            if case is None:
-                bad += 1
+            found.used[_used_kind(item)] += 1
+            if isinstance(item, Case):
+                found.cases.append(item)
             else:
-                cases.append(case)
-    return cases, bad
+                found.events.append(item)
+    return found
+
+
+def search_cases(
+    searches: Sequence[Search], tools: list[Any] | None, top_k: int
+) -> tuple[list[Case], Counter[str]]:
+    """A case per logged search query over the proxy's tool list; the rest counted by reason."""
+    if tools is None:
+        return [], Counter({"no --catalog (the proxy's tool list) given": len(searches)})
+    cases = [Case(pattern=s.query, tools=tools, top_k=top_k) for s in searches if s.query]
+    skipped = len(searches) - len(cases)
+    return cases, Counter({"no query logged": skipped} if skipped else {})
 
 
 def _relevance(case: Case) -> list[str] | None:
@@ -201,6 +264,27 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
+def _descriptions(row: Row) -> dict[str, str]:
+    """The description of each tool either side picked (as far as the input has one)."""
+    named = by_name(row.case.tools)
+    picked = dict.fromkeys([*row.ours, *(row.relevance or [])])
+    return {n: tool_description(named[n])[:DESCRIPTION_CHARS] for n in picked if n in named}
+
+
+def _disagreements(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    return [
+        {
+            "pattern": r.case.pattern,
+            "selector": r.ours,
+            "relevance": r.relevance,
+            "jaccard": r.agreement.jaccard,
+            "descriptions": _descriptions(r),
+        }
+        for r in rows
+        if r.agreement is not None and r.agreement.jaccard is not None and r.agreement.jaccard < 1
+    ]
+
+
 def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dict[str, Any]:
     """The JSON summary of a report."""
     latencies = [
@@ -211,16 +295,7 @@ def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dic
     overlaps = [a.overlap for a in compared if a.overlap is not None]
     jaccards = [a.jaccard for a in compared if a.jaccard is not None]
     abstain = Counter(a.abstain for a in compared)
-    disagreements = [
-        {
-            "pattern": r.case.pattern,
-            "selector": r.ours,
-            "relevance": r.relevance,
-            "jaccard": r.agreement.jaccard,
-        }
-        for r in rows
-        if r.agreement is not None and r.agreement.jaccard is not None and r.agreement.jaccard < 1
-    ]
+    disagreements = _disagreements(rows)
     return {
         "source": source,
         **extra,
@@ -250,30 +325,122 @@ def summarize(rows: Sequence[Row], *, source: str, extra: dict[str, Any]) -> dic
     }
 
 
-def run(args: argparse.Namespace) -> int:
-    """Build the report; exit 0, or 2 when the capture holds no decision."""
-    from tool_selector.report_html import render  # noqa: PLC0415
+def _proxy_part(
+    found: Input, args: argparse.Namespace, tools: list[Any] | None
+) -> tuple[dict[str, Any], list[Case]]:
+    """The proxy's own outcomes and the cases replaying its logged searches."""
+    if not found.events:
+        return {}, []
+    searches = [e for e in found.events if isinstance(e, Search)]
+    cases, not_replayed = search_cases(searches, tools, args.top_k)
+    if not args.url:
+        not_replayed = Counter({"no --url given": len(searches)})
+        cases = []
+    part = {
+        "proxy": outcomes(found.events),
+        "proxy_replay": {
+            "searches": len(searches),
+            "replayed": len(cases),
+            "not_replayed": dict(not_replayed),
+            "catalog": str(args.catalog) if args.catalog else None,
+            "catalog_tools": len(tools) if tools is not None else None,
+            "top_k": args.top_k,
+        },
+    }
+    return part, cases
+
+
+def build_summary(
+    found: Input, args: argparse.Namespace, tools: list[Any] | None = None
+) -> dict[str, Any]:
+    """The JSON summary for everything read from the input."""
+    extra: dict[str, Any] = {
+        "capture": str(args.capture),
+        "lines": {
+            "total": found.lines,
+            "used": dict(found.used.most_common()),
+            "unusable": dict(found.unusable.most_common()),
+        },
+        "unreadable_lines": found.unusable.total(),
+    }
+    proxy, searches = _proxy_part(found, args, tools)
+    extra |= proxy
+    if args.url:
+        rows, skipped = replayed_rows([*found.cases, *searches], args.url, args.token, args.timeout)
+        extra |= {"url": args.url, "skipped_redacted": skipped}
+        return summarize(rows, source="replay", extra=extra)
+    return summarize(captured_rows(found.cases), source="capture", extra=extra)
+
+
+def _load(args: argparse.Namespace) -> tuple[Input, list[Any] | None] | str:
+    """The input and the tool list, or why they cannot be read."""
+    from tool_selector.tool_file import ToolFileError, load_tools  # noqa: PLC0415
 
     if not args.capture.is_file():
-        print(f"tool-selector: no such capture file: {args.capture}")
-        return 2
-    cases, bad = load_cases(args.capture)
-    if not cases:
-        print(f"tool-selector: {args.capture} holds no decision ({bad} unreadable lines)")
-        return 2
-    extra: dict[str, Any] = {"capture": str(args.capture), "unreadable_lines": bad}
-    if args.url:
-        rows, skipped = replayed_rows(cases, args.url, args.token, args.timeout)
-        extra |= {"url": args.url, "skipped_redacted": skipped}
-        summary = summarize(rows, source="replay", extra=extra)
-    else:
-        summary = summarize(captured_rows(cases), source="capture", extra=extra)
-    args.json.write_text(json.dumps(summary, indent=2) + "\n")
-    args.html.write_text(render(summary))
+        return f"no such capture file: {args.capture}"
+    try:
+        tools = load_tools(args.catalog) if args.catalog else None
+    except ToolFileError as exc:
+        return str(exc)
+    found = read_input(args.capture)
+    if not found.cases and not found.events:
+        return f"{args.capture} holds no decision and no proxy event ({_counts(found.unusable)})"
+    return found, tools
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{n} {what}" for what, n in counter.most_common()) or "none"
+
+
+def _print_proxy(summary: dict[str, Any]) -> None:
+    proxy, replay = summary["proxy"], summary["proxy_replay"]
+    s, req, lazy = proxy["searches"], proxy["requests"], proxy["lazy_loading"]
+    print(
+        f"proxy searches: {s['count']} ({_counts(Counter(s['by_status']))}); "
+        f"tools returned {s['returned_tools']} of {s['deferred_tools']} deferred"
+    )
+    for reason in proxy["fail_open_reasons"]:
+        print(f"  {reason['status']}: {reason['count']}")
+        for d in reason["details"]:
+            print(f"    {d['count']:>5}  {d['detail']}")
+    print(
+        f"request filtering: {req['count']} requests, {req['kept']} tools kept, "
+        f"{req['deferred']} deferred; lazy_loading: {lazy['count']} requests, tool "
+        f"definitions {lazy['tokens_before']} -> {lazy['tokens_after']} tokens"
+    )
+    print(
+        f"replayed {replay['replayed']} searches over {replay['catalog_tools']} catalog tools; "
+        f"not replayed: {_counts(Counter(replay['not_replayed']))}"
+    )
+
+
+def _print_summary(summary: dict[str, Any], args: argparse.Namespace) -> None:
+    lines = summary["lines"]
+    print(
+        f"{args.capture}: {lines['total']} lines; used: {_counts(Counter(lines['used']))}; "
+        f"unusable: {_counts(Counter(lines['unusable']))}"
+    )
+    if "proxy" in summary:
+        _print_proxy(summary)
     lat, agr = summary["latency_ms"], summary["agreement"]
     print(
         f"{summary['decisions']} decisions ({summary['source']}); p50 {lat['p50']} ms, "
         f"p95 {lat['p95']} ms; top-1 agreement {agr['top1_rate']}, "
         f"mean Jaccard {agr['jaccard_mean']}; wrote {args.html} and {args.json}"
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report; exit 0, or 2 when the input holds nothing to report."""
+    from tool_selector.report_html import render  # noqa: PLC0415
+
+    loaded = _load(args)
+    if isinstance(loaded, str):
+        print(f"tool-selector: {loaded}")
+        return 2
+    found, tools = loaded
+    summary = build_summary(found, args, tools)
+    args.json.write_text(json.dumps(summary, indent=2) + "\n")
+    args.html.write_text(render(summary))
+    _print_summary(summary, args)
     return 0

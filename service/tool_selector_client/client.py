@@ -37,10 +37,10 @@ from tool_selector_client.core import (
     prepare,
     unhealthy,
 )
+from tool_selector_client.wire import SEARCH_PATH
 
 __all__ = ["AsyncSelectorClient", "SelectorClient"]
 
-SEARCH_PATH = "/v1/tool-discovery/search"
 CertTypes = str | tuple[str, str] | tuple[str, str, str]
 
 

@@ -1,4 +1,8 @@
-"""SPEC.md's bad-input list over real HTTP: every case is a 4xx JSON error, never a 500."""
+"""SPEC.md's bad-input list over real HTTP: every case is a 4xx JSON error, never a 500.
+
+One table, posted to both contracts' paths: the compress contract's bodies are the same
+bodies with its own field names (``query``, ``max_tools``).
+"""
 
 from collections.abc import Iterator
 
@@ -76,7 +80,6 @@ CASES: list[tuple[str, bytes, int, str]] = [
     ("pattern_empty", body(pattern=b'""'), 400, "invalid_request"),
     ("pattern_whitespace", body(pattern=b'" \\t\\n "'), 400, "invalid_request"),
     ("pattern_number", body(pattern=b"42"), 400, "invalid_request"),
-    ("pattern_too_long", body(pattern=b'"' + b"a" * 51 + b'"'), 400, "pattern_too_long"),
     ("tools_not_list", body(tools=b'{"name":"t"}'), 400, "invalid_request"),
     ("tool_not_object", body(tools=b'["read_file"]'), 400, "invalid_request"),
     ("name_missing", body(tools=b'[{"description":"x"}]'), 400, "invalid_request"),
@@ -118,20 +121,46 @@ CASES: list[tuple[str, bytes, int, str]] = [
 ]
 
 
+#: The seed cases that have a twin in the compress contract (it has no ``explain``).
+COMPRESS_CASES = [
+    (name, payload.replace(b'"pattern"', b'"query"').replace(b'"top_k"', b'"max_tools"'), *rest)
+    for name, payload, *rest in CASES
+    if name != "explain_not_bool"
+]
+PATHS = [("/v1/tool-discovery/search", case) for case in CASES] + [
+    ("/api/compress/tool-discovery/", case) for case in COMPRESS_CASES
+]
+
+
 @pytest.mark.parametrize(
-    ("payload", "status", "code"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("path", "case"),
+    PATHS,
+    ids=[f"{'compress' if 'compress' in p else 'search'}-{c[0]}" for p, c in PATHS],
 )
 def test_bad_input_is_a_clear_4xx(
-    limited: ServiceProcess, payload: bytes, status: int, code: str
+    limited: ServiceProcess, path: str, case: tuple[str, bytes, int, str]
 ) -> None:
+    _, payload, status, code = case
     r = httpx.post(
-        limited.url + "/v1/tool-discovery/search",
+        limited.url + path,
         content=payload,
         headers={"content-type": "application/json"},
         timeout=10,
     )
     assert (r.status_code, r.json()["code"]) == (status, code)
     assert r.json()["detail"]
+    if "compress" in path:
+        assert (r.json()["success"], r.json()["error"]) == (False, code)
+        assert r.json()["message"] == r.json()["detail"]
+
+
+def test_a_pattern_over_the_limit_is_cut_not_refused(limited: ServiceProcess) -> None:
+    r = httpx.post(
+        limited.url + "/v1/tool-discovery/search",
+        content=body(pattern=b'"' + b"read the file " * 300 + b'"'),
+        headers={"content-type": "application/json"},
+    )
+    assert (r.status_code, r.json()) == (200, {"selected_names": ["read_file"]})
 
 
 @pytest.mark.parametrize(

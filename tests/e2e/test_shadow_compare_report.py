@@ -12,16 +12,17 @@ import pytest
 
 from tests.support import ROOT, ServiceProcess
 from tool_selector.cli import main
-from tool_selector.shadow_compare import Case, load_cases, parse_case
+from tool_selector.shadow_compare import Case, parse_case, read_input
 
 CAPTURE = ROOT / "tests" / "fixtures" / "shadow_capture.jsonl"
+PROXY = ROOT / "tests" / "fixtures" / "context-gateway"
 SECTIONS = ("summary", "latency", "outcomes", "agreement", "abstentions", "disagreements")
 
 
-def _report(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:
+def _report(tmp_path: Path, *extra: str, source: Path = CAPTURE) -> tuple[dict[str, Any], str]:
     html, summary = tmp_path / "r.html", tmp_path / "s.json"
     code = main(
-        ["shadow-compare", str(CAPTURE), "--html", str(html), "--json", str(summary), *extra]
+        ["shadow-compare", str(source), "--html", str(html), "--json", str(summary), *extra]
     )
     assert code == 0
     return json.loads(summary.read_text()), html.read_text()
@@ -29,7 +30,8 @@ def _report(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], str]:
 
 def test_capture_report_summary(tmp_path: Path) -> None:
     summary, _ = _report(tmp_path)
-    assert (summary["decisions"], summary["unreadable_lines"]) == (6, 1)
+    assert summary["decisions"] == 6
+    assert summary["lines"]["unusable"] == {"not JSON": 1, "blank line": 1}
     assert summary["outcomes"] == {"ok": 4, "timeout": 1, "empty_selection": 1}
     assert summary["agreement"]["compared"] == 5
     assert summary["agreement"]["top1_rate"] == 0.75
@@ -45,8 +47,7 @@ def test_capture_report_html_is_self_contained_with_sections(tmp_path: Path) -> 
     assert len(svgs) >= 5
     assert all(ElementTree.fromstring(svg) is not None for svg in svgs)
     assert "open a bug report" in html
-    assert "<script" not in html
-    assert "<link" not in html
+    assert not re.search(r"(src|href)\s*=|<link|url\(", html)  # nothing loaded from outside
 
 
 def test_replay_report_against_the_service(tmp_path: Path, lexical_service: ServiceProcess) -> None:
@@ -61,8 +62,46 @@ def test_replay_report_against_the_service(tmp_path: Path, lexical_service: Serv
     assert lexical_service.url in html
 
 
+def test_proxy_log_report_without_replay(tmp_path: Path) -> None:
+    summary, html = _report(tmp_path, source=PROXY / "tool_discovery.jsonl")
+    assert summary["lines"] == {
+        "total": 104,
+        "used": {"proxy search": 56, "proxy request filtering": 36, "proxy lazy_loading": 12},
+        "unusable": {},
+    }
+    assert summary["proxy_replay"]["not_replayed"] == {"no --url given": 56}
+    assert 'id="proxy"' in html
+    assert "api_fallback_empty_selection" in html
+
+
+def test_proxy_log_replayed_over_its_tool_list(
+    tmp_path: Path, lexical_service: ServiceProcess
+) -> None:
+    catalog = PROXY / "D-v0.5.3-search.json"
+    summary, html = _report(
+        tmp_path,
+        *("--catalog", str(catalog), "--url", lexical_service.url),
+        source=PROXY / "tool_discovery.jsonl",
+    )
+    replay = summary["proxy_replay"]
+    assert (replay["replayed"], replay["not_replayed"], replay["catalog_tools"]) == (56, {}, 150)
+    assert summary["decisions"] == 56
+    assert summary["agreement"]["compared"] > 0
+    assert "calculate_displacement" in html
+
+
 def test_missing_capture_exits_2(tmp_path: Path) -> None:
     assert main(["shadow-compare", str(tmp_path / "absent.jsonl")]) == 2
+
+
+def test_unreadable_catalog_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = tmp_path / "tools.jsonl"
+    catalog.write_text("{}\n{oops\n")
+    log = str(PROXY / "tool_discovery.jsonl")
+    assert main(["shadow-compare", log, "--catalog", str(catalog)]) == 2
+    assert "tools.jsonl:2: not JSON" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -102,4 +141,5 @@ def test_parse_case_shapes(record: Any, expected: Case | None) -> None:
 def test_unreadable_lines_are_counted_not_fatal(tmp_path: Path, line: str) -> None:
     capture = tmp_path / "c.jsonl"
     capture.write_text(line + "\n" + CAPTURE.read_text())
-    assert load_cases(capture)[1] == 2  # the fixture's own bad line, and this one
+    unusable = read_input(capture).unusable
+    assert unusable.total() == 3  # this one, the fixture's bad line and its blank line

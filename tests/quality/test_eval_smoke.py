@@ -29,6 +29,7 @@ def test_eval_reports_the_service_and_every_reference(results: dict) -> None:  #
     rankers = results["results"][0]["rankers"]
     assert set(rankers) == {
         "service",
+        "service lexical",
         "service (no abstention)",
         "relevance",
         "bm25",

@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import HashingEncoder
-from tool_selector.evaluation.runner import SERVICE, SERVICE_OWN, EvalConfig, Evaluator
+from tool_selector.evaluation.dataset import load_dataset
+from tool_selector.evaluation.metrics import MetricSums
+from tool_selector.evaluation.runner import (
+    SERVICE,
+    SERVICE_LEXICAL,
+    SERVICE_OWN,
+    EvalConfig,
+    Evaluator,
+)
+from tool_selector.selector import Selector
+from tool_selector_client.wire import SearchRequest
 
 TOOLS = {
     "bfcl": ["send_email", "read_file", "get_weather", "book_flight"],
@@ -67,3 +77,36 @@ def test_a_dataset_without_queries_in_the_split_reports_zero_queries(bench: Path
     (bench / "bfcl" / "queries.jsonl").write_text("")
     result = run(bench, negatives=0)["results"][0]
     assert result["queries"] == 0
+
+
+MINI = Path(__file__).parents[1] / "fixtures" / "agent_mini"
+
+
+@pytest.fixture
+def mini() -> dict:  # type: ignore[type-arg]
+    config = EvalConfig(bench_dir=MINI, datasets=(str(MINI),), split="all", progress=False)
+    return Evaluator(HashingEncoder(), config).run().as_dict()["results"][0]
+
+
+def test_no_match_queries_are_counted_apart_from_real_needs(mini: dict) -> None:  # type: ignore[type-arg]
+    assert (mini["queries"], mini["no_match_queries"]) == (5, 1)
+    assert "abstain%" in mini["rankers"][SERVICE]
+
+
+def test_every_row_is_reported_per_category(mini: dict) -> None:  # type: ignore[type-arg]
+    cats = mini["categories"]
+    assert set(cats) == {"keyword", "tool_name", "sentence", "paraphrase", "no_match"}
+    assert cats["keyword"]["queries"] == 2
+    assert set(cats["no_match"]["rankers"]) == set(mini["rankers"])
+
+
+def test_the_lexical_row_is_the_selector_without_an_encoder(mini: dict) -> None:  # type: ignore[type-arg]
+    data = load_dataset(MINI, str(MINI))
+    selector, sums = Selector(), MetricSums(k=5)
+    for q in data.queries:
+        request = SearchRequest(pattern=q.text, tools=list(data.tools), top_k=5)
+        sums.add(selector.select(request).ranking.names, q.gold)
+    expected = sums.summary()
+    del expected["ms/query"]
+    got = {key: mini["rankers"][SERVICE_LEXICAL][key] for key in expected}
+    assert got == expected

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tool_selector.catalogs import CatalogCache
+from tool_selector.contracts import COMPRESS
 from tool_selector.decoding import decode_request
 from tool_selector.errors import BadRequest
 from tool_selector.fastpath import RequestDecoder
@@ -113,3 +114,33 @@ def test_an_entry_without_its_key_is_refused() -> None:
     entry = decoder.decode(body()).entry
     with pytest.raises(ValueError, match="catalog_key"):
         selector.select(decode_request(body(), SETTINGS), None, entry)
+
+
+def compress_body(query: str, tools: list[dict[str, object]] = TOOLS, **extra: object) -> bytes:
+    return json.dumps({"query": query, "tools": tools, **extra}).encode()
+
+
+def test_a_resent_compress_list_is_recognised_under_its_own_key() -> None:
+    decoder, selector = served()
+    first = decoder.decode(compress_body("first"), COMPRESS)
+    selector.select(first.request, first.catalog_key, first.entry)
+    again = decoder.decode(compress_body("thing 7", max_tools=2), COMPRESS)
+    full = decode_request(compress_body("thing 7", max_tools=2), SETTINGS, COMPRESS)
+    assert again.catalog_key is not None
+    assert again.catalog_key.startswith("raw:compress:")
+    assert (again.entry is not None, again.request.top_k, again.request.pattern) == (
+        True,
+        full.top_k,
+        full.pattern,
+    )
+    names = selector.select(again.request, again.catalog_key, again.entry).ranking.names
+    assert names == Selector().select(full).ranking.names
+
+
+def test_a_long_pattern_is_cut_on_the_warm_path_too() -> None:
+    decoder, selector = served()
+    answer(decoder, selector, body("first"))
+    again = decoder.decode(body("thing 7 " * 400))
+    assert again.entry is not None
+    assert (again.pattern_cut, again.pattern_chars) == (True, len("thing 7 " * 400))
+    assert len(again.request.pattern) <= SETTINGS.max_pattern_chars + 1

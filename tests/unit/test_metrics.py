@@ -2,6 +2,7 @@ import pytest
 
 from tool_selector.evaluation.metrics import (
     MetricSums,
+    Scoreboard,
     complete_at,
     ndcg_at,
     recall_at,
@@ -67,3 +68,23 @@ def test_metric_sums_average_in_percent_and_count_empty_answers() -> None:
         "empty%": 50.0,
         "ms/query": 3.0,
     }
+
+
+def test_a_no_match_query_counts_as_abstention_never_as_recall() -> None:
+    sums = MetricSums(k=5)
+    sums.add(["a"], ["a"])
+    sums.add([], [])
+    sums.add(["b"], [])
+    summary = sums.summary()
+    assert (summary["r@5"], summary["empty%"], summary["abstain%"]) == (100.0, 0.0, 50.0)
+    assert (sums.queries, sums.no_match) == (1, 2)
+
+
+def test_the_scoreboard_aggregates_per_category_and_overall() -> None:
+    board = Scoreboard(k=5)
+    for category, ranked, gold in [("kw", ["a"], ["a"]), ("kw", ["b"], ["a"]), ("none", [], [])]:
+        board.add("service", category, ranked, gold, 0.0)
+    cats = board.categories()
+    assert cats["kw"]["rankers"]["service"]["r@1"] == 50.0
+    assert (cats["none"]["queries"], cats["none"]["no_match"]) == (0, 1)
+    assert board.summary()["service"]["abstain%"] == 100.0

@@ -1,4 +1,10 @@
-"""``tool-selector eval``: measure ranking quality on ../shared/bench next to the references."""
+"""``tool-selector eval``: measure ranking quality on eval data sets next to the references.
+
+By default the seven known sets (``DATASETS``), whole test split; ``--dataset NAME|PATH``
+picks sets or folders in the bench format, ``--catalog FILE --queries FILE`` one more as two
+files. Bad data (a gold name missing from the catalog, a tool with no name) exits 2 with the
+file and line.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +14,37 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tool_selector.errors import ConfigError
-from tool_selector.evaluation.dataset import DATASETS, DatasetError, default_bench_dir
+from tool_selector.errors import ConfigError, DatasetError
+from tool_selector.evaluation.dataset import DATASETS, default_bench_dir
 from tool_selector.settings import Settings
+
+if TYPE_CHECKING:
+    from tool_selector.evaluation.runner import EvalConfig, EvalReport
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``eval`` subcommand."""
-    p = sub.add_parser("eval", help="measure ranking quality on ../shared/bench")
+    p = sub.add_parser("eval", help="measure ranking quality on eval data sets")
     p.add_argument(
         "--dataset",
         action="append",
-        choices=DATASETS,
-        help="dataset to run (repeatable; default: all three)",
+        metavar="NAME|PATH",
+        help=f"data set: one of {', '.join(DATASETS)} or a folder holding tools.jsonl and "
+        "queries.jsonl (repeatable; default: the seven known sets)",
     )
+    p.add_argument("--catalog", type=Path, help="tools file (JSONL); needs --queries")
+    p.add_argument("--queries", type=Path, help="queries file (JSONL); needs --catalog")
     p.add_argument("--limit", type=int, help="most queries per dataset (deterministic sample)")
     p.add_argument("--split", choices=("dev", "test", "all"), default="test")
     p.add_argument("--k", type=int, default=5, help="top_k of every request (default 5)")
     p.add_argument(
         "--negatives",
         type=int,
-        default=100,
-        help="negative queries per other dataset for the no-match rates (0: skip)",
+        default=0,
+        help="also N synthetic negatives per other API-style set (queries of another set "
+        "against 20 of this catalog's tools); default 0: the sets' own no-match queries only",
     )
     p.add_argument(
         "--per-query-catalogs",
@@ -50,21 +64,55 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="results file; the markdown table goes next to it as .md ('-': don't write)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--update-readme",
+        type=Path,
+        metavar="README",
+        help="also regenerate the quality block of this README from the results",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the evaluation, print the table and the JSON, write the results file."""
+    """Run the evaluation, print the tables and the JSON, write the results file."""
     from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
-    from tool_selector.evaluation.report import markdown, write  # noqa: PLC0415
-    from tool_selector.evaluation.runner import EvalConfig, Evaluator  # noqa: PLC0415
+    from tool_selector.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
 
+    problem = _bad_arguments(args)
+    if problem:
+        sys.stderr.write(f"tool-selector eval: {problem}\n")
+        return 2
+    config = _config(args)
+    try:
+        # the data first: a bad file is reported before the model loads
+        datasets = load_all(config)
+        encoder = encoder_from_settings(Settings.from_env(os.environ))
+        if encoder is None:
+            raise ConfigError("eval needs an encoder (TOOL_SELECTOR_ENCODER=none)")
+        report = Evaluator(encoder, config, datasets).run()
+    except (ConfigError, DatasetError) as exc:
+        sys.stderr.write(f"tool-selector eval: {exc}\n")
+        return 2
+    command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
+    return _emit(report, command, args)
+
+
+def _bad_arguments(args: argparse.Namespace) -> str | None:
     for flag, value in (("--limit", args.limit), ("--k", args.k)):
         if value is not None and value < 1:
-            sys.stderr.write(f"tool-selector eval: {flag} must be >= 1\n")
-            return 2
-    config = EvalConfig(
+            return f"{flag} must be >= 1"
+    if (args.catalog is None) != (args.queries is None):
+        return "--catalog and --queries go together"
+    return None
+
+
+def _config(args: argparse.Namespace) -> EvalConfig:
+    from tool_selector.evaluation.runner import EvalConfig  # noqa: PLC0415
+
+    files = ((args.catalog, args.queries),) if args.catalog else ()
+    return EvalConfig(
         bench_dir=args.bench_dir,
-        datasets=tuple(args.dataset or DATASETS),
+        datasets=tuple(args.dataset or (() if files else DATASETS)),
+        files=files,
         split=args.split,
         limit=args.limit,
         k=args.k,
@@ -72,23 +120,25 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         per_query_catalogs=args.per_query_catalogs,
     )
-    command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
-    try:
-        encoder = encoder_from_settings(Settings.from_env(os.environ))
-    except ConfigError as exc:
-        sys.stderr.write(f"tool-selector eval: {exc}\n")
-        return 2
-    if encoder is None:
-        sys.stderr.write("tool-selector eval: needs an encoder (TOOL_SELECTOR_ENCODER=none)\n")
-        return 2
-    try:
-        report = Evaluator(encoder, config).run()
-    except DatasetError as exc:
-        sys.stderr.write(f"tool-selector eval: {exc}\n")
-        return 2
-    sys.stdout.write(markdown(report, command) + "\n")
-    sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")
+
+
+def _emit(report: EvalReport, command: str, args: argparse.Namespace) -> int:
+    """Print the tables and the JSON; write the results (and the README block)."""
+    from tool_selector.evaluation import readme  # noqa: PLC0415
+    from tool_selector.evaluation.report import render, results_dict, write  # noqa: PLC0415
+
+    data = results_dict(report, command)
+    sys.stdout.write(render(data) + "\n")
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")
     if str(args.output) != "-":
-        md = write(report, args.output, command)
+        md = write(data, args.output)
         sys.stderr.write(f"wrote {args.output} and {md}\n")
+    if args.update_readme is not None:
+        path = args.update_readme
+        try:
+            path.write_text(readme.update(path.read_text(encoding="utf-8"), data))
+        except (OSError, ValueError) as exc:
+            sys.stderr.write(f"tool-selector eval: README not updated: {exc}\n")
+            return 2
+        sys.stderr.write(f"updated the quality block of {path}\n")
     return 0

@@ -1,9 +1,20 @@
-"""Benchmark datasets of ``../shared/bench``: tools as wire ``Tool``s, queries with gold names.
+"""Eval data sets: a catalog of tools and queries with the names of the tools that serve them.
 
-Each folder holds ``tools.jsonl`` (``{"name", "description", "parameters"}``) and
-``queries.jsonl`` (``{"id", "query", "gold": [...]}``); BFCL also has ``catalogs.jsonl``
-with each query's own small tool list. Tools are wrapped as OpenAI Chat definitions, the
-shape the proxy sends.
+A data set is a folder holding ``tools.jsonl`` and ``queries.jsonl`` (BFCL also has
+``catalogs.jsonl``, each query's own small tool list), or the same two files given apart.
+
+- A ``tools.jsonl`` line is a tool as a caller holds it: a raw provider object (OpenAI Chat
+  ``{type, function: {...}}``, OpenAI Responses flat, Anthropic ``input_schema``, MCP
+  ``inputSchema``, a Gemini ``functionDeclarations`` wrapper), sent as the proxy sends it
+  (``Tool(name, description, definition=<the object>)``); or the bench's
+  ``{"name", "description", "parameters"}`` row, wrapped as an OpenAI Chat definition.
+- A ``queries.jsonl`` line is ``{"id", "query", "gold": [names]}`` plus a category
+  (``category``, else ``subset``, else ``difficulty``). ``gold: []`` is a need no tool in the
+  catalog serves: the right answer is to abstain. A gold name absent from the catalog is an
+  error naming the file and line.
+
+Known names: the six folders of ``../shared/bench`` and ``agent`` (this repository's
+``eval/agent``); anything else is read as a folder path.
 
 Dev/test split: a query is ``dev`` when the first byte of ``sha256(id)`` is even, else
 ``test``. Tuning looks at dev only; reported numbers are test.
@@ -13,53 +24,88 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tool_selector.errors import DatasetError
+from tool_selector_client.definitions import expand, to_wire
 from tool_selector_client.wire import Tool
 
-DATASETS = ("bfcl", "metatool", "sealtools")
+__all__ = [
+    "AGENT_DIR",
+    "API_SETS",
+    "DATASETS",
+    "BenchQuery",
+    "Dataset",
+    "DatasetError",
+    "Split",
+    "as_tool",
+    "default_bench_dir",
+    "load_dataset",
+    "load_files",
+    "pick_queries",
+    "split_of",
+    "tools_of",
+]
+
+#: API-style sets (long user sentences); the synthetic negatives are drawn from these.
+API_SETS = ("bfcl", "metatool", "sealtools")
+#: Agent/MCP-style sets of the bench folder.
+AGENT_SETS = ("arcade", "livemcpbench", "azure_mcp")
+#: Every known name, in report order; ``agent`` lives in this repository.
+DATASETS = (*API_SETS, *AGENT_SETS, "agent")
+REPO_ROOT = Path(__file__).resolve().parents[3]
+AGENT_DIR = REPO_ROOT / "eval" / "agent"
 Split = Literal["dev", "test", "all"]
-
-
-class DatasetError(Exception):
-    """The bench directory or a dataset file is missing or malformed."""
+_CATEGORY_KEYS = ("category", "subset", "difficulty")
+#: Keys that mark a provider object (sent raw), as opposed to a bench row (wrapped).
+_PROVIDER_KEYS = frozenset(
+    {"type", "function", "input_schema", "inputSchema", "parametersJsonSchema",
+     "functionDeclarations", "function_declarations"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class BenchQuery:
-    """One query with the names of the tools that serve it."""
+    """One query with the names of the tools that serve it (none: a no-match query)."""
 
     id: str
     text: str
     gold: tuple[str, ...]
     catalog: tuple[str, ...] = ()
+    category: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Dataset:
-    """A dataset's whole catalog and its queries."""
+    """A data set's whole catalog and its queries; ``source`` is where they were read."""
 
     name: str
     tools: tuple[Tool, ...]
     queries: tuple[BenchQuery, ...]
-    bench_dir: Path
+    source: Path
 
     def catalogs(self) -> Iterator[tuple[str, list[Tool]]]:
         """BFCL's per-query catalogs (``catalogs.jsonl``) as ``(query id, tools)``."""
-        path = self.bench_dir / self.name / "catalogs.jsonl"
+        path = self.source / "catalogs.jsonl"
         if not path.exists():
             raise DatasetError(f"{self.name} has no per-query catalogs ({path})")
-        for row in _read_jsonl(path):
+        for _, row in _read_jsonl(path):
             yield str(row["id"]), [as_tool(t) for t in row["tools"]]
 
 
 def default_bench_dir() -> Path:
-    """``../shared/bench`` next to the repository root, else next to the working directory."""
-    beside_repo = Path(__file__).resolve().parents[3].parent / "shared" / "bench"
-    return beside_repo if beside_repo.is_dir() else Path.cwd().parent / "shared" / "bench"
+    """The nearest ``shared/bench`` beside the repository or one of its ancestor folders.
+
+    ``../shared/bench`` for a checkout next to ``shared/``; a git worktree one level deeper
+    finds the same folder. Falls back to ``../shared/bench`` of the working directory.
+    """
+    for folder in REPO_ROOT.parents:
+        if (folder / "shared" / "bench").is_dir():
+            return folder / "shared" / "bench"
+    return Path.cwd().parent / "shared" / "bench"
 
 
 def split_of(query_id: str) -> Literal["dev", "test"]:
@@ -67,7 +113,7 @@ def split_of(query_id: str) -> Literal["dev", "test"]:
     return "dev" if hashlib.sha256(query_id.encode()).digest()[0] % 2 == 0 else "test"
 
 
-def as_tool(row: dict[str, Any]) -> Tool:
+def as_tool(row: Mapping[str, Any]) -> Tool:
     """A bench tool row as the wire ``Tool`` the proxy would send (OpenAI Chat definition)."""
     function: dict[str, Any] = {"name": row["name"], "description": row.get("description") or ""}
     if isinstance(row.get("parameters"), dict):
@@ -79,24 +125,58 @@ def as_tool(row: dict[str, Any]) -> Tool:
     )
 
 
+def tools_of(row: Any) -> list[Tool]:
+    """The wire ``Tool``s of one ``tools.jsonl`` line (a Gemini wrapper holds several).
+
+    Provider objects are kept raw as the ``definition``; a bench row is wrapped
+    (``as_tool``). Raises ``ValueError`` when a tool has no usable name.
+    """
+    if not isinstance(row, Mapping):
+        raise ValueError("a tool line must be a JSON object")
+    if _PROVIDER_KEYS.isdisjoint(row):
+        if not isinstance(row.get("name"), str) or not row["name"].strip():
+            raise ValueError("tool has no name")
+        return [as_tool(row)]
+    tools = [to_wire(d) for d in expand([row])]
+    if not tools or any(t is None for t in tools):
+        raise ValueError("tool has no usable name (any provider shape: name or function.name)")
+    return [t for t in tools if t is not None]
+
+
+def resolve(name: str, bench_dir: Path) -> tuple[str, Path]:
+    """``(name, folder)`` of a known data set name or a folder path."""
+    if name in DATASETS:
+        return name, AGENT_DIR if name == "agent" else bench_dir / name
+    folder = Path(name)
+    if folder.is_dir():
+        return folder.resolve().name, folder
+    raise DatasetError(f"unknown dataset {name!r}: not a folder, nor one of {', '.join(DATASETS)}")
+
+
 def load_dataset(bench_dir: Path, name: str) -> Dataset:
-    """Read one dataset folder of the bench directory."""
-    if name not in DATASETS:
-        raise DatasetError(f"unknown dataset {name!r}; choose from {', '.join(DATASETS)}")
-    folder = bench_dir / name
+    """Read a data set by known name (see ``DATASETS``) or folder path."""
+    label, folder = resolve(name, bench_dir)
     if not folder.is_dir():
         raise DatasetError(f"dataset folder not found: {folder} (set --bench-dir)")
-    tools = tuple(as_tool(row) for row in _read_jsonl(folder / "tools.jsonl"))
-    queries = tuple(
-        BenchQuery(
-            id=str(r["id"]),
-            text=str(r["query"]),
-            gold=tuple(r["gold"]),
-            catalog=tuple(r.get("catalog") or ()),
-        )
-        for r in _read_jsonl(folder / "queries.jsonl")
+    return load_files(folder / "tools.jsonl", folder / "queries.jsonl", label, folder)
+
+
+def load_files(
+    catalog: Path, queries: Path, name: str | None = None, source: Path | None = None
+) -> Dataset:
+    """Read a tools file and a queries file; every gold name must be in the catalog.
+
+    ``name`` defaults to the queries file's stem (its folder's name when that is ``queries``).
+    """
+    tools = _read_tools(catalog)
+    known = {t.name for t in tools}
+    label = name or (queries.parent.resolve().name if queries.stem == "queries" else queries.stem)
+    return Dataset(
+        name=label,
+        tools=tools,
+        queries=_read_queries(queries, known, catalog),
+        source=source or queries.parent,
     )
-    return Dataset(name=name, tools=tools, queries=queries, bench_dir=bench_dir)
 
 
 def pick_queries(
@@ -114,11 +194,58 @@ def pick_queries(
     return chosen
 
 
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def _read_tools(path: Path) -> tuple[Tool, ...]:
+    tools: list[Tool] = []
+    for line, row in _read_jsonl(path):
+        try:
+            tools += tools_of(row)
+        except ValueError as exc:
+            raise DatasetError(f"{path}:{line}: {exc}") from exc
+    if not tools:
+        raise DatasetError(f"{path}: no tools")
+    return tuple(tools)
+
+
+def _read_queries(path: Path, known: set[str], catalog: Path) -> tuple[BenchQuery, ...]:
+    out = []
+    for line, row in _read_jsonl(path):
+        query = _query(row, f"{path}:{line}")
+        missing = [g for g in query.gold if g not in known]
+        if missing:
+            raise DatasetError(
+                f"{path}:{line}: gold {', '.join(map(repr, missing))} not in the catalog {catalog}"
+            )
+        out.append(query)
+    return tuple(out)
+
+
+def _query(row: Any, where: str) -> BenchQuery:
+    if not isinstance(row, Mapping):
+        raise DatasetError(f"{where}: a query line must be a JSON object")
+    gold = row.get("gold")
+    if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
+        raise DatasetError(f"{where}: 'gold' must be a list of tool names ([] for no match)")
+    if not isinstance(row.get("query"), str) or not row["query"].strip() or "id" not in row:
+        raise DatasetError(f"{where}: needs 'id' and a non-empty 'query'")
+    category = next((str(row[k]) for k in _CATEGORY_KEYS if row.get(k)), "")
+    return BenchQuery(
+        id=str(row["id"]),
+        text=row["query"],
+        gold=tuple(gold),
+        catalog=tuple(row.get("catalog") or ()),
+        category=category,
+    )
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, decoded value)`` of each non-blank line."""
     try:
         with path.open(encoding="utf-8") as fh:
-            for line in fh:
+            for number, line in enumerate(fh, 1):
                 if line.strip():
-                    yield json.loads(line)
-    except (OSError, json.JSONDecodeError) as exc:
+                    try:
+                        yield number, json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise DatasetError(f"{path}:{number}: not JSON: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"cannot read {path}: {exc}") from exc

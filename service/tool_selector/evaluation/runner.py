@@ -1,14 +1,22 @@
-"""Run the service's selection pipeline and the reference rankers over a benchmark.
+"""Run the service's selection pipeline and the reference rankers over eval data sets.
 
-The service is measured exactly as the endpoint runs it: ``Selector.select`` on a
-``SearchRequest`` holding the dataset's whole catalog, with the real encoder and an
-in-process ``MemoryCache`` (so tool embeddings are computed once per process, then hit).
-Two rows come from it: ``service`` (its real answer, abstention included) and
-``service (no abstention)`` (its top-k order before the relevance bar).
+The service is measured exactly as the endpoint answers a catalog it already holds:
+``Selector.select`` on a ``SearchRequest`` over the data set's whole catalog (built once and
+reused, as the endpoint reuses a resent tool list), with the real encoder and an in-process
+``MemoryCache``. Three rows come from it:
 
-No-match calibration: each dataset's tools are also searched with negatives (needs they do
-not serve, see ``Evaluator.negatives``); the abstention rate is the share answered with
-nothing, next to the share of the dataset's own queries answered with nothing.
+- ``service``: its real answer, abstention included (the hybrid path);
+- ``service lexical``: the same ``Selector`` with no encoder attached, i.e. what the endpoint
+  answers while a catalog is not embedded yet or with ``TOOL_SELECTOR_ENCODER=none``;
+- ``service (no abstention)``: the hybrid top-k order before the relevance bar.
+
+Every query of a data set is encoded once, batched, up front; those vectors feed the dense
+references and the service's own query cache (so ``ms/query`` leaves the encode out; it is
+reported per data set as ``encode ms/query``).
+
+No-match: queries with ``gold: []`` are needs no tool serves, counted as abstention, never as
+recall. Optional synthetic negatives (``negatives > 0``) add the older measure: queries of the
+other API-style sets against 20 of this catalog's tools (see ``Evaluator.negatives``).
 """
 
 from __future__ import annotations
@@ -16,72 +24,92 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tool_selector.catalogs import CatalogCache
+import numpy as np
+
+from tool_selector.catalogs import CatalogCache, CatalogEntry, QueryCache, fingerprint
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.evaluation.dataset import (
-    DATASETS,
+    API_SETS,
     BenchQuery,
     Dataset,
     DatasetError,
     Split,
     load_dataset,
+    load_files,
     pick_queries,
 )
-from tool_selector.evaluation.metrics import MetricSums
-from tool_selector.evaluation.references import reference_rankers
+from tool_selector.evaluation.metrics import MetricSums, Scoreboard
+from tool_selector.evaluation.references import Ranker, reference_rankers
+from tool_selector.ranking.catalog import dedupe
+from tool_selector.ranking.dense import FloatArray
 from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 SERVICE = "service"
+SERVICE_LEXICAL = "service lexical"
 SERVICE_RANKED = "service (no abstention)"
 SERVICE_OWN = "service, per-query catalogs"
 #: Tools of a catalog a negative query is searched against.
 NEGATIVE_TOOLS = 20
 _CACHE_BYTES = 256 * 1024 * 1024
-#: Built catalogs kept for a run, in total tools: every dataset's pool plus BFCL's own lists.
+#: Built catalogs kept for a run, in total tools: every data set's pool plus BFCL's own lists.
 _CATALOG_TOOLS = 50_000
+#: Query vectors kept: every query of the largest split (MetaTool, about 10,500) fits.
+_QUERY_VECTORS = 50_000
+#: Queries per encode call (the encoder batches within it; chunks only drive the progress bar).
+_ENCODE_CHUNK = 512
 
 
 @dataclass(frozen=True, slots=True)
 class EvalConfig:
-    """What to run: datasets, split, per-dataset query limit, k, negatives per other dataset."""
+    """What to run: data sets (names or folders), file pairs, split, limit, k, negatives."""
 
     bench_dir: Path
     datasets: Sequence[str]
     split: Split = "test"
     limit: int | None = None
     k: int = 5
-    negatives: int = 100
+    negatives: int = 0
     progress: bool = True
     per_query_catalogs: bool = False
+    files: Sequence[tuple[Path, Path]] = ()
 
 
 @dataclass(slots=True)
 class DatasetResult:
-    """Metrics of every ranker on one dataset, plus the abstention rates."""
+    """Metrics of every ranker on one data set, overall and per query category."""
 
     dataset: str
+    source: str
     tools: int
     queries: int
+    no_match: int
     rankers: dict[str, dict[str, float]]
-    abstain_positive: float = 0.0
+    categories: dict[str, dict[str, Any]] = field(default_factory=dict)
+    encode_ms: float = 0.0
+    seconds: float = 0.0
     abstain_negative: float | None = None
     negatives: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset,
+            "source": self.source,
             "tools": self.tools,
             "queries": self.queries,
+            "no_match_queries": self.no_match,
+            "encode_ms_per_query": self.encode_ms,
+            "seconds": round(self.seconds, 1),
             "rankers": self.rankers,
-            "abstain_positive_pct": self.abstain_positive,
+            "categories": self.categories,
             "abstain_negative_pct": self.abstain_negative,
             "negatives": self.negatives,
         }
@@ -116,95 +144,166 @@ def _bar(items: Sequence[Any], desc: str, enabled: bool) -> Iterable[Any]:
     return bar
 
 
-class Evaluator:
-    """Holds the encoder and one embedding cache for a whole run (catalogs embedded once)."""
+def load_all(config: EvalConfig) -> list[Dataset]:
+    """Every data set of ``config`` read and checked (names and folders, then file pairs)."""
+    named = [load_dataset(config.bench_dir, name) for name in config.datasets]
+    return named + [load_files(catalog, queries) for catalog, queries in config.files]
 
-    def __init__(self, encoder: Encoder, config: EvalConfig) -> None:
+
+class Evaluator:
+    """Holds the encoder, one embedding cache and the catalogs for a whole run.
+
+    ``datasets``: what to evaluate, already read (``load_all``); default: read from
+    ``config`` when the run starts.
+    """
+
+    def __init__(
+        self, encoder: Encoder, config: EvalConfig, datasets: Sequence[Dataset] | None = None
+    ) -> None:
         self.encoder = encoder
         self.config = config
         self.cache = MemoryCache(_CACHE_BYTES)
-        # no embedding deadline: eval measures the hybrid answer a warm catalog gets, not the
-        # lexical stand-in a cold catalog gets for its first requests
-        # the catalog cache keeps each dataset's built catalog across its queries, as the
-        # endpoint does for a catalog a proxy resends
+        catalogs = CatalogCache(_CATALOG_TOOLS)
+        # no embedding deadline: eval measures the hybrid answer a warm catalog gets; the
+        # lexical stand-in a cold catalog gets is the ``service lexical`` row
         self.selector = Selector(
             encoder=encoder,
             cache=self.cache,
-            catalogs=CatalogCache(_CATALOG_TOOLS),
+            catalogs=catalogs,
+            queries=QueryCache(_QUERY_VECTORS),
             embed_deadline=math.inf,
         )
-        self._datasets: dict[str, Dataset] = {}
+        self.lexical = Selector(
+            encoder=None,
+            params=self.selector.params,
+            weights=self.selector.weights,
+            catalogs=catalogs,
+        )
+        self.datasets = None if datasets is None else list(datasets)
+        self._datasets = {d.name: d for d in self.datasets or ()}
 
     def dataset(self, name: str) -> Dataset:
+        """A data set by known name or folder path, read once per run."""
         if name not in self._datasets:
             self._datasets[name] = load_dataset(self.config.bench_dir, name)
         return self._datasets[name]
 
     def run(self) -> EvalReport:
-        """Evaluate every configured dataset."""
+        """Evaluate every data set, in order."""
         start = time.perf_counter()
         report = EvalReport(config=self.config)
-        for name in self.config.datasets:
-            report.results.append(self.evaluate(name))
+        for data in load_all(self.config) if self.datasets is None else self.datasets:
+            report.results.append(self.evaluate(data))
         report.seconds = time.perf_counter() - start
         return report
 
-    def request(self, tools: Sequence[Any], pattern: str) -> SearchRequest:
+    def request(self, tools: Sequence[Tool], pattern: str) -> SearchRequest:
         return SearchRequest(pattern=pattern, tools=list(tools), top_k=self.config.k)
 
-    def evaluate(self, name: str) -> DatasetResult:
-        """Service and references on one dataset's chosen queries, then its negatives."""
+    def evaluate(self, data: Dataset) -> DatasetResult:
+        """Service rows and references on one data set's chosen queries, then its negatives."""
         cfg = self.config
-        data = self.dataset(name)
+        began = time.perf_counter()
         queries = pick_queries(data.queries, cfg.split, cfg.limit)
-        catalog, matrix = self.selector.embedded(list(data.tools))
-        if matrix is None:
-            raise DatasetError(f"{name}: empty catalog")
-        refs = reference_rankers(list(catalog.texts), matrix, cfg.k)
-        qvecs = self.encoder.encode([q.text for q in queries])
-        sums = {SERVICE: MetricSums(k=cfg.k), SERVICE_RANKED: MetricSums(k=cfg.k)}
-        sums.update({ref: MetricSums(k=cfg.k) for ref in refs})
-        for q, qvec in zip(_bar(queries, name, cfg.progress), qvecs, strict=True):
-            t0 = time.perf_counter()
-            outcome = self.selector.select(self.request(data.tools, q.text))
-            elapsed = time.perf_counter() - t0
-            sums[SERVICE].add(outcome.ranking.names, q.gold, elapsed)
-            sums[SERVICE_RANKED].add(list(outcome.ranking.ranked), q.gold, elapsed)
-            for ref, rank in refs.items():
-                t0 = time.perf_counter()
-                ranked = rank(q.text, qvec)
-                sums[ref].add(ranked, q.gold, time.perf_counter() - t0)
+        key, entry, matrix = self._catalog(data)
+        refs = reference_rankers(list(entry.catalog.texts), matrix, cfg.k)
+        t0 = time.perf_counter()
+        qvecs = self._encode(queries)
+        encode_ms = 1000 * (time.perf_counter() - t0) / max(len(queries), 1)
+        board = Scoreboard(k=cfg.k)
+        for q, qvec in zip(_bar(queries, data.name, cfg.progress), qvecs, strict=True):
+            for ranker, (names, seconds) in self._answers(key, entry, q, qvec, refs).items():
+                board.add(ranker, q.category, names, q.gold, seconds)
+        first = next(iter(board.overall.values()), MetricSums(k=cfg.k))
         result = DatasetResult(
-            dataset=name,
-            tools=len(data.tools),
-            queries=len(queries),
-            rankers={key: s.summary() for key, s in sums.items()},
-            abstain_positive=sums[SERVICE].summary()["empty%"],
+            dataset=data.name,
+            source=str(data.source),
+            tools=len(entry.catalog),
+            queries=first.queries,
+            no_match=first.no_match,
+            rankers=board.summary(),
+            categories=board.categories(),
+            encode_ms=round(encode_ms, 2),
         )
-        negatives = self.negatives(data)
-        if negatives:
-            empty = sum(
-                not self.selector.select(self.request(tools, text)).ranking.names
-                for text, tools in _bar(negatives, f"{name} negatives", cfg.progress)
-            )
-            result.negatives = len(negatives)
-            result.abstain_negative = round(100 * empty / len(negatives), 1)
-        if cfg.per_query_catalogs and name == "bfcl":
+        self._add_negatives(data, result)
+        if cfg.per_query_catalogs and data.name == "bfcl":
             result.rankers[SERVICE_OWN] = self._own_catalogs(data, queries)
+        result.seconds = time.perf_counter() - began
+        if cfg.progress:
+            sys.stderr.write(f"{data.name}: {len(queries)} queries in {result.seconds:.0f} s\n")
         return result
+
+    def _catalog(self, data: Dataset) -> tuple[str, CatalogEntry, FloatArray]:
+        """The catalog's fingerprint, its built entry (shared by both selectors) and matrix."""
+        unique, _ = dedupe(list(data.tools))
+        key = fingerprint(unique)
+        _, matrix = self.selector.embedded(list(data.tools))
+        entry = self.selector.catalogs.get(key)
+        if matrix is None or entry is None:
+            raise DatasetError(f"{data.name}: empty catalog")
+        return key, entry, matrix
+
+    def _encode(self, queries: Sequence[BenchQuery]) -> FloatArray:
+        """Every query's vector in one batched call, also put in the service's query cache."""
+        texts = [q.text for q in queries]
+        chunks = [texts[i : i + _ENCODE_CHUNK] for i in range(0, len(texts), _ENCODE_CHUNK)]
+        label = f"encode {len(texts)} queries"
+        parts = [self.encoder.encode(c) for c in _bar(chunks, label, self.config.progress)]
+        qvecs = np.concatenate(parts) if parts else self.encoder.encode([])
+        for q, vec in zip(queries, qvecs, strict=True):
+            self.selector.queries.put(self.encoder.model_id, q.text, vec)
+        return qvecs
+
+    def _answers(
+        self,
+        key: str,
+        entry: CatalogEntry,
+        q: BenchQuery,
+        qvec: FloatArray,
+        refs: dict[str, Ranker],
+    ) -> dict[str, tuple[list[str], float]]:
+        """Every ranker's answer to one query, with the seconds it took."""
+        # a cached catalog entry is passed, so the request's tools are never read
+        request = SearchRequest(pattern=q.text, tools=[], top_k=self.config.k)
+        t0 = time.perf_counter()
+        hybrid = self.selector.select(request, key, entry).ranking
+        t1 = time.perf_counter()
+        lexical = self.lexical.select(request, key, entry).ranking
+        t2 = time.perf_counter()
+        out = {
+            SERVICE: (hybrid.names, t1 - t0),
+            SERVICE_LEXICAL: (lexical.names, t2 - t1),
+            SERVICE_RANKED: (list(hybrid.ranked), t1 - t0),
+        }
+        for ref, rank in refs.items():
+            t0 = time.perf_counter()
+            ranked = rank(q.text, qvec)
+            out[ref] = (ranked, time.perf_counter() - t0)
+        return out
+
+    def _add_negatives(self, data: Dataset, result: DatasetResult) -> None:
+        negatives = self.negatives(data)
+        if not negatives:
+            return
+        empty = sum(
+            not self.selector.select(self.request(tools, text)).ranking.names
+            for text, tools in _bar(negatives, f"{data.name} negatives", self.config.progress)
+        )
+        result.negatives = len(negatives)
+        result.abstain_negative = round(100 * empty / len(negatives), 1)
 
     def negatives(self, data: Dataset) -> list[tuple[str, list[Tool]]]:
         """Needs this catalog does not serve, as ``(pattern, tools)`` requests.
 
-        Queries of each other dataset against ``NEGATIVE_TOOLS`` tools of this one (sampled
-        per query, seeded by the query id); for BFCL also BFCL's irrelevance idea: a query
-        against another query's own tool list, minus any of its gold tools.
+        Queries of each other API-style set against ``NEGATIVE_TOOLS`` tools of this one
+        (sampled per query, seeded by the query id); for BFCL also BFCL's irrelevance idea: a
+        query against another query's own tool list, minus any of its gold tools.
         """
         count = self.config.negatives
         out: list[tuple[str, list[Tool]]] = []
         if count <= 0:
             return out
-        for other in DATASETS:
+        for other in API_SETS:
             if other == data.name:
                 continue
             for q in pick_queries(self.dataset(other).queries, self.config.split, count):
@@ -212,14 +311,19 @@ class Evaluator:
                 size = min(NEGATIVE_TOOLS, len(data.tools))
                 out.append((q.text, rng.sample(list(data.tools), size)))
         if data.name == "bfcl":
-            by_name = {t.name: t for t in data.tools}
-            pool = [q for q in data.queries if q.catalog]
-            for q in pick_queries(data.queries, self.config.split, count):
-                rng = random.Random(hashlib.sha256(q.id.encode()).digest())  # noqa: S311
-                other_q = rng.choice(pool)
-                tools = [by_name[n] for n in other_q.catalog if n not in q.gold and n in by_name]
-                if tools and other_q.id != q.id:
-                    out.append((q.text, tools))
+            out += self._bfcl_irrelevance(data, count)
+        return out
+
+    def _bfcl_irrelevance(self, data: Dataset, count: int) -> list[tuple[str, list[Tool]]]:
+        by_name = {t.name: t for t in data.tools}
+        pool = [q for q in data.queries if q.catalog]
+        out: list[tuple[str, list[Tool]]] = []
+        for q in pick_queries(data.queries, self.config.split, count):
+            rng = random.Random(hashlib.sha256(q.id.encode()).digest())  # noqa: S311
+            other_q = rng.choice(pool)
+            tools = [by_name[n] for n in other_q.catalog if n not in q.gold and n in by_name]
+            if tools and other_q.id != q.id:
+                out.append((q.text, tools))
         return out
 
     def _own_catalogs(self, data: Dataset, queries: Sequence[BenchQuery]) -> dict[str, float]:

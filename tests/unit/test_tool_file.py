@@ -1,0 +1,53 @@
+"""``--catalog``: the operator's tool list in any of the shapes a proxy keeps it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+from tool_selector.tool_file import ToolFileError, load_tools
+from tool_selector_client.definitions import tool_name
+
+REQUEST = ROOT / "tests" / "fixtures" / "context-gateway" / "D-v0.5.3-search.json"
+ANTHROPIC = {"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}}
+OPENAI = {"type": "function", "function": {"name": "read_file", "description": "Read a file"}}
+
+
+def test_a_request_body_as_the_proxy_sent_it() -> None:
+    tools = load_tools(REQUEST)
+    assert len(tools) == 150
+    assert "input_schema" in tools[0]  # the raw Anthropic object, not the wrapper
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps([ANTHROPIC, OPENAI, ANTHROPIC]),
+        json.dumps(ANTHROPIC) + "\n" + json.dumps(OPENAI) + "\n",
+        json.dumps({"tools": [{"name": "get_weather", "parameters": ANTHROPIC}, OPENAI]}),
+        json.dumps(
+            {
+                "session_id": "s",
+                "tools": [
+                    {"tool_name": "get_weather", "schema": ANTHROPIC},
+                    {"tool_name": "read_file", "schema": OPENAI},
+                ],
+            }
+        ),
+    ],
+    ids=["json_list_with_duplicate", "jsonl", "prefilter_wrappers", "session_tools_json"],
+)
+def test_shapes(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(text)
+    assert [tool_name(t) for t in load_tools(path)] == ["get_weather", "read_file"]
+
+
+def test_a_bad_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "tools.jsonl"
+    path.write_text(json.dumps(ANTHROPIC) + "\n{oops\n")
+    with pytest.raises(ToolFileError, match=r"tools.jsonl:2: not JSON"):
+        load_tools(path)
