@@ -7,7 +7,8 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8080
 STAMP  := $(VENV)/.installed
 # the static embedding table (tool-selector distill-static), built from the bundled model
-STATIC := $(VENV)/share/tool-selector/static-minilm/manifest.json
+STATIC_DIR := $(VENV)/share/tool-selector/static-minilm
+STATIC := $(STATIC_DIR)/manifest.json
 
 .PHONY: install browser run test lint typecheck openapi readme clean
 
@@ -24,7 +25,7 @@ $(STAMP): pyproject.toml
 
 # offline, from the installed model package; about a minute on 2 cores, skipped when current
 $(STATIC): $(STAMP) service/tool_selector/embeddings/distill.py
-	$(VENV)/bin/tool-selector distill-static
+	$(VENV)/bin/tool-selector distill-static -o $(STATIC_DIR)
 	touch $(STATIC)
 
 run: install
