@@ -188,10 +188,11 @@ class Settings:
         "Dockerfile. Missing: logged, and cold catalogs are answered lexically.",
     )
     encoder_batch_threads: int = _setting(
-        2,
+        1,
         "Threads the `onnx-int8` encoder uses for batches of 16+ texts (background embedding "
-        "of new catalogs, warm-up), at low CPU priority (nice 10) so requests go first; "
-        "queries always use one. 1 embeds on one core as before.",
+        "of new catalogs, warm-up), niced and not spinning; queries always use one. 2 embeds "
+        "a new catalog 1.8x faster on an idle 2-core node but lifted warm @300 p99 from 5 to "
+        "13 ms while it ran (docs/performance.md): for replicas that see many new catalogs.",
         1,
     )
 
