@@ -36,8 +36,8 @@ class OnnxEncoder:
     on the server's worker threads). Calls of ``BATCH_TEXTS`` or more texts, which come from
     background embedding and warm-up, run on a second session with ``batch_threads``
     intra-op threads, created from a thread niced to 10 so that its pool threads inherit the
-    low priority and yield to requests: on an idle machine a new catalog is embedded on
-    every core, on a busy one at the cost of at most a niced thread's share.
+    low priority. The service's default is one (2 embedded 1.8x faster on an idle 2-core VM
+    but lifted warm p99 past its budget meanwhile: docs/performance.md).
     """
 
     def __init__(
