@@ -29,6 +29,7 @@ from tool_selector.catalogs import (
 )
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.static import static_text
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
@@ -298,7 +299,8 @@ class Selector:
         space (same dimensions; the static rows are the model's own outputs), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
-            matrix = np.ascontiguousarray(static.encode(entry.dense_texts), dtype=np.float32)
+            texts = [static_text(t) for t in entry.catalog.texts]
+            matrix = np.ascontiguousarray(static.encode(texts), dtype=np.float32)
             entry.set_matrix(static.model_id, matrix)
         encoder = self.encoder
         if encoder is not None and encoder.dim == static.dim:

@@ -22,12 +22,26 @@ import numpy as np
 from tool_selector.embeddings.distill import RECIPE_VERSION
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
+from tool_selector.ranking.text import ToolText
+from tool_selector.ranking.tokenize import split_identifier
 
 #: Longest text looked at, in tokens (a lookup per token: cheap, but bounded).
 MAX_TOKENS = 512
 _WORD = re.compile(r"[^\W_]+")
 #: Words whose pieces are memoised (cleared when full: a few MB at most).
 _MAX_WORDS = 100_000
+
+
+def static_text(tool: ToolText) -> str:
+    """What the static arm embeds of a tool: its name words (namespace first) and description.
+
+    Not the parameters the model's text adds: on `arcade` and the agent set that ranked
+    better (R@5 83.9 vs 82.1 and 77.7 vs 76.4, fewer empty answers) at a third of the cost
+    (5.1 vs 13.8 ms of CPU for `arcade`'s 257 tools), docs/performance.md.
+    """
+    words = " ".join(split_identifier(tool.bare_name))
+    head = f"{tool.namespace} {words}".strip() if tool.namespace else words
+    return f"{head}. {tool.description}" if tool.description else head
 
 
 def default_static_path() -> Path:
