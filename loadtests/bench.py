@@ -47,7 +47,7 @@ class Scenario:
     name: str
     rate: float
     bodies: list[bytes]
-    expect: str  # ranking path the scenario is about ("hybrid" warm, "lexical" cold)
+    expect: str  # ranking path the scenario is about ("hybrid" warm, "static" cold)
     prime: bool = True  # send each distinct body once, one at a time, before the open loop
 
 
@@ -292,7 +292,7 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
                 workload.body(pats[i % len(pats)], workload.fresh_catalog(rng, 300))
                 for i in range(cold_n)
             ],
-            "lexical",
+            "static",
             prime=False,
         )
     )
@@ -374,6 +374,7 @@ def run(args: argparse.Namespace) -> list[Result]:
         )
     )
     base = {"TOOL_SELECTOR_ENCODER": args.encoder, "TOOL_SELECTOR_LOG_LEVEL": "WARNING"}
+    base.update(kv.split("=", 1) for kv in args.env)
     fast_env = {**base, "TOOL_SELECTOR_WARMUP_FILE": str(warmup)}
     if shared:
         fast_env["TOOL_SELECTOR_REDIS_URL"] = shared.url
@@ -544,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
         help="where the benchmark's redis-server keeps embeddings between runs",
     )
     parser.add_argument("--no-redis", action="store_true", help="no shared tier: embed afresh")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="KEY=VALUE", help="a setting for the servers"
+    )
     parser.add_argument("--update-readme", action="store_true", help="rewrite loadtests/README.md")
     args = parser.parse_args(argv)
     args.duration = args.duration or (10.0 if args.quick else 30.0)

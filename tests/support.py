@@ -22,6 +22,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVICE_DIR = ROOT / "service"
 
 
+def static_table() -> Path:
+    """The static embedding table the suite uses: ``TOOL_SELECTOR_STATIC_MODEL_PATH``, else
+    where ``make install`` builds it; built there first if missing (about a minute, once)."""
+    from tool_selector.embeddings import distill  # noqa: PLC0415
+    from tool_selector.embeddings.static import default_static_path  # noqa: PLC0415
+
+    folder = Path(os.environ.get("TOOL_SELECTOR_STATIC_MODEL_PATH") or default_static_path())
+    if not distill.is_current(folder):
+        distill.distill(folder)
+    return folder
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -83,6 +95,8 @@ def start_service(
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
     child_env["PYTHONPATH"] = str(SERVICE_DIR)
     child_env.update(env or {})
+    if child_env.get("TOOL_SELECTOR_ENCODER") != "none":
+        child_env.setdefault("TOOL_SELECTOR_STATIC_MODEL_PATH", str(static_table()))
     log_path = tmp_dir / f"service-{port}.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
@@ -184,8 +198,8 @@ def warm_catalog(
 ) -> None:
     """Send ``tools`` until the service answers them on the hybrid path (embeddings cached).
 
-    A cold catalog's first answers come from the lexical ranker while it is embedded in
-    the background; tests about hybrid ranking warm their catalog first.
+    A cold catalog's first answers come from the static arm while it is embedded in the
+    background; tests about hybrid ranking warm their catalog first.
     """
     body = {"pattern": "warm up", "tools": tools}
     deadline = time.monotonic() + timeout

@@ -7,8 +7,9 @@ the background embedding work behind the bounded cold path.
 - ``QueryCache``: LRU of query embeddings keyed by (model id, pattern).
 - ``EmbeddingJobs``: at most one embedding job per catalog fingerprint (deduplicated), run
   inline when predicted to fit the request's deadline, otherwise on a background thread fed by
-  a bounded queue (dropped, and counted, when full). It keeps a moving average of the
-  encoder's seconds per text to make that prediction.
+  a bounded queue (dropped, and counted, when full) that runs the most-asked catalog first.
+  Startup warm-up yields to that work between chunks (``yield_to_asked``). It keeps a moving
+  average of the encoder's seconds per text to make the inline prediction.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import queue
 import threading
 import time
 from collections import OrderedDict
@@ -172,6 +172,8 @@ class Job:
     def __init__(self, key: str) -> None:
         self.key = key
         self.background = False
+        #: Requests that found this job in flight (its owner included): the queue's priority.
+        self.asks = 1
         self.result: FloatArray | None = None
         self._done = threading.Event()
 
@@ -196,13 +198,13 @@ class EmbeddingJobs:
         seconds_per_text: float = 0.015,
         on_event: Callable[[JobEvent], None] | None = None,
     ) -> None:
-        self._queue: queue.Queue[tuple[Job, Callable[[], FloatArray]] | None] = queue.Queue(
-            maxsize=max(max_queued, 1)
-        )
+        self._max_queued = max(max_queued, 1)
+        self._pending: list[tuple[Job, Callable[[], FloatArray]]] = []
         #: Set by ``close``: long tasks call ``checkpoint`` between chunks and stop.
         self.closing = threading.Event()
         self._inflight: dict[str, Job] = {}
         self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
         self._on_event = on_event
         self._seconds_per_text = seconds_per_text
         self._thread: threading.Thread | None = None
@@ -227,6 +229,7 @@ class EmbeddingJobs:
         with self._lock:
             job = self._inflight.get(key)
             if job is not None:
+                job.asks += 1
                 return job, False
             job = self._inflight[key] = Job(key)
             return job, True
@@ -246,11 +249,10 @@ class EmbeddingJobs:
         job.background = True
         with self._lock:  # close() sets ``closing`` under it: no job slips in behind its drain
             closing = self.closing.is_set()
-            queued = False
-            if not closing:
-                with contextlib.suppress(queue.Full):
-                    self._queue.put_nowait((job, task))
-                    queued = True
+            queued = not closing and len(self._pending) < self._max_queued
+            if queued:
+                self._pending.append((job, task))
+                self._wake.notify()
         if not queued:
             self._release(job, None)
             if not closing:
@@ -267,6 +269,12 @@ class EmbeddingJobs:
             time.sleep(0.02)
         return self.depth == 0
 
+    def yield_to_asked(self) -> None:
+        """Wait while a catalog some request asked for is queued or being embedded (warm-up
+        calls it between chunks: a catalog asked right now goes before one from a file)."""
+        while self.depth and not self.closing.is_set():
+            self.closing.wait(0.05)
+
     def checkpoint(self) -> None:
         """Raise ``EmbeddingStopped`` once ``close`` was called (tasks call it between chunks)."""
         if self.closing.is_set():
@@ -281,20 +289,13 @@ class EmbeddingJobs:
         """
         with self._lock:
             self.closing.set()
-        dropped = 0
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None:
-                dropped += 1
-                self._release(item[0], None)
-        with self._lock:
+            pending, self._pending = self._pending, []
             thread = self._thread
+            self._wake.notify_all()
+        for job, _ in pending:
+            self._release(job, None)
+        dropped = len(pending)
         if thread is not None:
-            with contextlib.suppress(queue.Full):
-                self._queue.put_nowait(None)
             thread.join(timeout)
         stopped = thread is None or not thread.is_alive()
         _log.info(
@@ -314,7 +315,7 @@ class EmbeddingJobs:
 
     def _work(self) -> None:
         _lower_priority()
-        while (item := self._queue.get()) is not None:
+        while (item := self._next()) is not None:
             job, task = item
             result: FloatArray | None = None
             try:
@@ -327,6 +328,17 @@ class EmbeddingJobs:
                 self._emit("failed")
             finally:
                 self._release(job, result)
+
+    def _next(self) -> tuple[Job, Callable[[], FloatArray]] | None:
+        """The queued job asked by the most requests (the oldest among equals); ``None`` once
+        closing."""
+        with self._wake:
+            while not self._pending and not self.closing.is_set():
+                self._wake.wait()
+            if self.closing.is_set():
+                return None
+            best = max(range(len(self._pending)), key=lambda i: (self._pending[i][0].asks, -i))
+            return self._pending.pop(best)
 
     def _release(self, job: Job, result: FloatArray | None) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""The ``tool-selector`` command: serve, export-openapi, settings."""
+"""The ``tool-selector`` command: serve, export-openapi, settings, distill-static, ..."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
+    distill = sub.add_parser(
+        "distill-static", help="build the static embedding table from the bundled model"
+    )
+    distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
+    distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
     add_probe_command(sub)
     _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
@@ -47,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "shadow-compare": lambda: _shadow_compare(args),
         "export-openapi": lambda: _export_openapi(args.output),
         "settings": _print_settings,
+        "distill-static": lambda: _distill_static(settings, args.output, args.force),
     }
     return commands[args.command]()
 
@@ -84,6 +90,19 @@ def _export_openapi(output: Path) -> int:
 
     output.write_text(openapi_yaml(Settings()))
     print(f"wrote {output}")
+    return 0
+
+
+def _distill_static(settings: Settings, output: Path | None, force: bool) -> int:
+    from tool_selector.embeddings import distill  # noqa: PLC0415
+    from tool_selector.embeddings.static import default_static_path  # noqa: PLC0415
+
+    folder = output or Path(settings.static_model_path or default_static_path())
+    if not force and distill.is_current(folder):
+        print(f"{folder}: up to date (--force rebuilds)")
+        return 0
+    manifest = distill.distill(folder)
+    print(f"wrote {folder}: {manifest['id']} in {manifest['build_seconds']} s")
     return 0
 
 

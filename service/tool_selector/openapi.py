@@ -72,9 +72,10 @@ def _search_operation(
 ) -> dict[str, Any]:
     """One search operation: its request and answer schemas, and every error it can get."""
     ranking = {
-        "description": "Which ranker answered: hybrid (BM25 + embeddings) or lexical "
-        "(embeddings not available in time).",
-        "schema": {"type": "string", "enum": ["hybrid", "lexical"]},
+        "description": "Which ranker answered: hybrid (BM25 + the model's embeddings), static "
+        "(BM25 + static embeddings, while the model embeds a new catalog) or lexical (BM25 "
+        "alone).",
+        "schema": {"type": "string", "enum": ["hybrid", "static", "lexical"]},
     }
     return {
         "summary": summary,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.errors import EmbeddingStopped
+from tool_selector.errors import ConfigError, EmbeddingStopped
 from tool_selector.fastpath import RequestDecoder
 from tool_selector.logs import Redactor
 from tool_selector.metrics import Metrics
@@ -39,6 +39,7 @@ class Runtime:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""
         from tool_selector.assembly import limit_blas_threads, settle_heap, warm_up  # noqa: PLC0415
 
+        self.load_static()
         try:
             self.selector.encoder = self.encoder_factory(self.settings)
         except Exception as exc:  # a model that fails to load must not crash-loop the server
@@ -58,3 +59,13 @@ class Runtime:
                 return
         settle_heap()
         self.ready.set()
+
+    def load_static(self) -> None:
+        """Attach the static arm first (a table: well under a second), so cold catalogs get a
+        dense signal even while the full model loads. Missing, it is logged, not fatal."""
+        from tool_selector.embeddings.factory import static_from_settings  # noqa: PLC0415
+
+        try:
+            self.selector.static = static_from_settings(self.settings)
+        except ConfigError as exc:
+            self.logger.warning("static embeddings off: %s", exc)

@@ -2,8 +2,10 @@
 
 request -> deduplicated tools -> fingerprint -> catalog (reused, or built: texts, BM25 index)
 -> BM25 scores -> tool-embedding matrix (reused, or cache tiers, or encoded within the
-deadline, else lexical now and embedded in the background) -> query vector (LRU) -> cosine
--> fusion -> ranked names.
+deadline, else embedded in the background) -> query vector (LRU) -> cosine -> fusion ->
+ranked names. While the full model has no matrix for the catalog, the static arm (a
+table lookup per token, ``embeddings/static.py``) gives the dense scores, fused with the
+static arm's own parameters (path ``static``); without it the answer is BM25 alone.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
@@ -27,6 +29,7 @@ from tool_selector.catalogs import (
 )
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.static import static_text
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
@@ -34,7 +37,13 @@ from tool_selector.ranking.fusion import FusionParams
 from tool_selector.ranking.ranker import Query, Ranking, select
 from tool_selector_client.wire import SearchRequest, Tool
 
-RankingPath = Literal["hybrid", "lexical"]
+RankingPath = Literal["hybrid", "static", "lexical"]
+#: Fusion of the static arm with a static query vector (while the model loads): the same
+#: fusion, floors higher (its cosines run higher). Fusion of the static arm with the model's
+#: query vector (the usual case: the table keeps the model's 384 dimensions): floors lower
+#: (its cosines run lower). Both calibrated in docs/performance.md ("The static arm").
+STATIC_PARAMS = FusionParams(tool_floor=0.18, no_match_floor=0.22)
+CROSS_PARAMS = FusionParams(tool_floor=0.09, no_match_floor=0.11)
 #: Encode at most this many texts per batch in a job, storing each batch as it completes
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
 #: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
@@ -73,7 +82,10 @@ class Selector:
 
     ``embed_deadline`` (seconds) bounds the embedding work one request may wait for: when the
     catalog's missing tool embeddings are predicted to take longer, the request is answered
-    lexically and the embedding finishes in the background (``Outcome.deferred``).
+    from the static arm (``static``, when set) or lexically, and the embedding finishes in the
+    background (``Outcome.deferred``). The static arm's tool vectors are scored against the
+    model's query vector with ``cross_params`` once the model is loaded (it ranks better),
+    else against the static query vector with ``static_params``: each its own floors.
     """
 
     def __init__(
@@ -88,6 +100,9 @@ class Selector:
         jobs: EmbeddingJobs | None = None,
         embed_deadline: float = 0.06,
         batch_size: int = DEFAULT_BATCH,
+        static: Encoder | None = None,
+        static_params: FusionParams = STATIC_PARAMS,
+        cross_params: FusionParams = CROSS_PARAMS,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -99,6 +114,9 @@ class Selector:
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
         self.batch_size = max(1, batch_size)
+        self.static = static
+        self.static_params = static_params
+        self.cross_params = cross_params
 
     def select(
         self,
@@ -142,12 +160,17 @@ class Selector:
         )
         encoder = self.encoder
         dense: FloatArray | None = None
+        params = self.params
         if encoder is not None and len(catalog):
             with _timed(timings, "embed"):
                 matrix = self._tool_matrix(encoder, key, entry, started, outcome)
                 if matrix is not None:
                     qvec = self._query_vector(encoder, request.pattern, outcome)
-                    dense = cosine_scores(qvec, matrix)
+                    dense, outcome.path = cosine_scores(qvec, matrix), "hybrid"
+        if dense is None and self.static is not None and len(catalog):
+            with _timed(timings, "static"):
+                dense, params = self._static_scores(self.static, entry, request.pattern, outcome)
+                outcome.path = "static"
         with _timed(timings, "fuse"):
             outcome.ranking = select(
                 catalog,
@@ -156,9 +179,8 @@ class Selector:
                 dense=dense,
                 top_k=request.top_k,
                 always_keep=request.always_keep,
-                params=self.params,
+                params=params,
             )
-        outcome.path = "hybrid" if dense is not None else "lexical"
         return outcome
 
     def warm(self, tools: list[Tool]) -> int:
@@ -171,7 +193,7 @@ class Selector:
         if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
             return 0
         found = self.cache.get_many(entry.keys(encoder.model_id))
-        self._complete(encoder, entry, stoppable=True)
+        self._complete(encoder, entry, stoppable=True, yielding=True)
         return sum(v is None for v in found)
 
     def embedded(self, tools: list[Tool]) -> tuple[Catalog, FloatArray | None]:
@@ -256,21 +278,32 @@ class Selector:
         return task
 
     def _complete(
-        self, encoder: Encoder, entry: CatalogEntry, *, stoppable: bool = False
+        self,
+        encoder: Encoder,
+        entry: CatalogEntry,
+        *,
+        stoppable: bool = False,
+        yielding: bool = False,
     ) -> FloatArray:
         """Embed every tool text the caches lack, in chunks stored as they finish; stack them.
 
         ``stoppable`` (background and warm-up work, never a request's own): raises
         ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
+        ``yielding`` (warm-up): waits between chunks while requests' catalogs are embedded.
         """
-        matrix = self._embed(
-            encoder, entry.keys(encoder.model_id), entry.dense_texts, stoppable=stoppable
-        )
+        keys, texts = entry.keys(encoder.model_id), entry.dense_texts
+        matrix = self._embed(encoder, keys, texts, stoppable=stoppable, yielding=yielding)
         entry.set_matrix(encoder.model_id, matrix)
         return matrix
 
     def _embed(
-        self, encoder: Encoder, keys: list[bytes], texts: list[str], *, stoppable: bool
+        self,
+        encoder: Encoder,
+        keys: list[bytes],
+        texts: list[str],
+        *,
+        stoppable: bool,
+        yielding: bool = False,
     ) -> FloatArray:
         """The stacked vectors of ``texts``: from the caches, the rest encoded in batches of
         ``batch_size`` and stored as each batch finishes. A stored vector is a copy: a row
@@ -278,6 +311,8 @@ class Selector:
         found = self.cache.get_many(keys)
         missing = [i for i, v in enumerate(found) if v is None]
         for start in range(0, len(missing), self.batch_size):
+            if yielding:
+                self.jobs.yield_to_asked()
             if stoppable:
                 self.jobs.checkpoint()
             chunk = missing[start : start + self.batch_size]
@@ -289,6 +324,25 @@ class Selector:
                 found[i] = rows[j]
             self.cache.put_many([(keys[i], rows[j]) for j, i in enumerate(chunk)])
         return stack(found, encoder.dim)
+
+    def _static_scores(
+        self, static: Encoder, entry: CatalogEntry, pattern: str, outcome: Outcome
+    ) -> tuple[FloatArray, FusionParams]:
+        """Cosines from the static arm and the parameters that fuse them. Its matrix is built
+        on first use (milliseconds) and kept on the entry; never cached by text (recomputing
+        is as cheap as a lookup). The query is the model's vector when it shares the table's
+        space (same dimensions; the static rows are the model's own outputs), else static."""
+        matrix = entry.matrix(static.model_id)
+        if matrix is None:
+            texts = [static_text(t) for t in entry.catalog.texts]
+            matrix = np.ascontiguousarray(static.encode(texts), dtype=np.float32)
+            entry.set_matrix(static.model_id, matrix)
+        encoder = self.encoder
+        if encoder is not None and encoder.dim == static.dim:
+            qvec = self._query_vector(encoder, pattern, outcome)
+            return cosine_scores(qvec, matrix), self.cross_params
+        qvec = self._query_vector(static, pattern, outcome)
+        return cosine_scores(qvec, matrix), self.static_params
 
     def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern."""

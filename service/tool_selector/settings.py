@@ -157,8 +157,8 @@ class Settings:
     query_cache_size: int = _setting(10_000, "Query embeddings kept (LRU by pattern).", 0)
     embed_deadline_ms: int = _setting(
         60,
-        "Embedding work one request may wait for; past it the answer is lexical and the "
-        "catalog is embedded in the background.",
+        "Embedding work one request may wait for; past it the answer comes from the static "
+        "arm (or BM25 alone) and the catalog is embedded in the background.",
         0,
     )
     embed_queue_size: int = _setting(
@@ -201,6 +201,26 @@ class Settings:
         "Secret key of the keyed hash (HMAC-SHA256) that stands in for redacted patterns in the "
         "logs; the same key gives the same stand-in on every replica and restart. Empty: a "
         "random key per process, so stand-ins match only within one process's lifetime.",
+    )
+    static_embeddings: bool = _setting(
+        True,
+        "Answer a catalog the model has not embedded yet with static embeddings (a per-token "
+        "table distilled from the bundled model: thousands of tools per second) fused with BM25 "
+        "(`X-Tool-Selector-Ranking: static`) instead of BM25 alone; off with `ENCODER=none`.",
+    )
+    static_model_path: str = _setting(
+        "",
+        "Directory of the static table (`tool-selector distill-static -o DIR`); empty: "
+        "`<environment>/share/tool-selector/static-minilm`, built by `make install` and the "
+        "Dockerfile. Missing: logged, and cold catalogs are answered lexically.",
+    )
+    encoder_batch_threads: int = _setting(
+        1,
+        "Threads the `onnx-int8` encoder uses for batches of 16+ texts (background embedding "
+        "of new catalogs, warm-up), niced and not spinning; queries always use one. 2 embeds "
+        "a new catalog 1.8x faster on an idle 2-core node but lifted warm @300 p99 from 5 to "
+        "13 ms while it ran (docs/performance.md): for replicas that see many new catalogs.",
+        1,
     )
 
     @classmethod

@@ -1,5 +1,6 @@
-"""Which path answered: a cold big catalog is answered lexically at once, then hybrid once its
-embeddings are done in the background; the header and the metric label say so."""
+"""Which path answered: a cold big catalog is answered from the static arm at once, then
+hybrid once its embeddings are done in the background (lexically with the static arm off);
+the header and the metric label say so."""
 
 from __future__ import annotations
 
@@ -36,9 +37,9 @@ def path_count(url: str, path: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-def test_cold_catalog_is_lexical_now_and_hybrid_once_embedded(service: ServiceProcess) -> None:
+def test_cold_catalog_is_static_now_and_hybrid_once_embedded(service: ServiceProcess) -> None:
     body = {"pattern": "archive records", "tools": cold_catalog(300)}
-    before = path_count(service.url, "lexical")
+    before = path_count(service.url, "static")
     first = httpx.post(service.url + SEARCH, json=body, timeout=10)
     paths = [first.headers["x-tool-selector-ranking"]]
     deadline = time.monotonic() + 180
@@ -46,8 +47,8 @@ def test_cold_catalog_is_lexical_now_and_hybrid_once_embedded(service: ServicePr
         time.sleep(0.5)
         r = httpx.post(service.url + SEARCH, json=body, timeout=10)
         paths.append(r.headers["x-tool-selector-ranking"])
-    assert (first.status_code, paths[0], paths[-1]) == (200, "lexical", "hybrid")
-    assert path_count(service.url, "lexical") > before
+    assert (first.status_code, paths[0], paths[-1]) == (200, "static", "hybrid")
+    assert path_count(service.url, "static") > before
 
 
 def test_a_bad_warmup_file_keeps_the_replica_unready(tmp_path: Path) -> None:
@@ -81,7 +82,10 @@ def sigterm(proc: ServiceProcess) -> tuple[int, float]:
 def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) -> None:
     """The real model embedding a cold catalog in the background when SIGTERM arrives: the
     queued work is dropped, the running job stops after its chunk, the process exits 0."""
-    proc = start_service(tmp_path, {"TOOL_SELECTOR_EMBED_QUEUE_SIZE": "4"})
+    proc = start_service(
+        tmp_path,
+        {"TOOL_SELECTOR_EMBED_QUEUE_SIZE": "4", "TOOL_SELECTOR_STATIC_EMBEDDINGS": "false"},
+    )
     try:
         for size in (600, 601, 602):  # one running, two queued
             body = {"pattern": "archive records", "tools": cold_catalog(size)}

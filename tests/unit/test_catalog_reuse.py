@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from tests.fakes import HashingEncoder
@@ -125,6 +126,38 @@ def test_cold_catalog_past_the_deadline_answers_lexically_then_hybrid() -> None:
     assert (first.path, first.deferred, second.path) == ("lexical", True, "hybrid")
 
 
+def test_cold_catalog_past_the_deadline_answers_from_the_static_arm_then_hybrid() -> None:
+    sel = selector(SlowEncoder(0.01), deadline=0.0, static=HashingEncoder())
+    first = sel.select(request())
+    assert sel.jobs.drain(10)
+    second = sel.select(request())
+    assert (first.path, first.ranking.names[0], second.path) == ("static", "send_message", "hybrid")
+
+
+class OtherSpace(HashingEncoder):
+    """A static arm whose vectors live in another space than the model's (other dimension)."""
+
+    model_id = "test/other-space"
+    dim = 32
+
+
+@pytest.mark.parametrize(
+    ("static", "model_encodes_query"),
+    [(HashingEncoder(), True), (OtherSpace(), False)],
+    ids=["same-space-uses-the-model-query", "other-space-uses-its-own"],
+)
+def test_static_arm_query_vector(static: HashingEncoder, model_encodes_query: bool) -> None:
+    model = SlowEncoder(0.01)
+    sel = selector(model, deadline=0.0, static=static)
+    assert sel.select(request()).path == "static"
+    assert (1 in model.calls) is model_encodes_query
+
+
+def test_static_arm_answers_while_the_model_loads() -> None:
+    sel = Selector(static=HashingEncoder())
+    assert sel.select(request()).path == "static"
+
+
 def test_cold_catalog_within_the_deadline_is_embedded_inline() -> None:
     outcome = selector(SlowEncoder(0), deadline=10.0).select(request())
     assert (outcome.path, outcome.deferred) == ("hybrid", False)
@@ -153,6 +186,32 @@ def test_background_jobs_are_deduplicated_and_bounded() -> None:
     dropped = jobs.enqueue(jobs.claim("c")[0], lambda: None)  # type: ignore[arg-type, return-value]
     gate.set()
     assert (owner, owner_again, again is job, dropped) == (True, False, True, False)
+
+
+def waiting(gate: threading.Event, seconds: float = 5) -> FloatArray:
+    gate.wait(seconds)
+    return np.zeros((0, 4), dtype=np.float32)
+
+
+def test_the_most_asked_queued_catalog_is_embedded_first() -> None:
+    jobs, gate, order = EmbeddingJobs(), threading.Event(), []
+    jobs.enqueue(jobs.claim("running")[0], lambda: waiting(gate))
+    time.sleep(0.05)  # the worker is busy with it
+    for key in ("once", "thrice"):
+        jobs.enqueue(jobs.claim(key)[0], lambda k=key: order.append(k) or waiting(gate, 0))  # type: ignore[misc]
+    jobs.claim("thrice")
+    jobs.claim("thrice")
+    gate.set()
+    assert jobs.drain(5)
+    assert order == ["thrice", "once"]
+
+
+def test_warm_up_yields_while_a_request_catalog_is_embedded() -> None:
+    jobs = EmbeddingJobs()
+    jobs.enqueue(jobs.claim("asked")[0], lambda: waiting(threading.Event(), 0.3))
+    began = time.monotonic()
+    jobs.yield_to_asked()
+    assert time.monotonic() - began >= 0.25
 
 
 def test_warm_embeds_a_catalog_ahead_of_requests() -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tool_selector.embeddings.encoder import SentenceTransformerEncoder
-from tool_selector.embeddings.onnx import OnnxEncoder
+from tool_selector.embeddings.onnx import BATCH_TEXTS, OnnxEncoder
 
 TEXTS = [
     "send_message: Post a message to a Slack channel",
@@ -33,3 +33,11 @@ def test_onnx_rows_are_unit_length_in_input_order() -> None:
 @pytest.mark.model
 def test_onnx_model_id_differs_from_the_full_model() -> None:
     assert OnnxEncoder().model_id != SentenceTransformerEncoder().model_id
+
+
+def test_onnx_batches_on_two_threads_match_single_texts() -> None:
+    encoder = OnnxEncoder(batch_threads=2)
+    texts = [f"tool {i}: read, write or archive record number {i}" for i in range(BATCH_TEXTS)]
+    together = encoder.encode(texts)  # the two-thread batch session
+    alone = np.vstack([encoder.encode([t]) for t in texts])  # the one-thread session
+    assert np.allclose(together, alone, atol=1e-4)

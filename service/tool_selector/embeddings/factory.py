@@ -15,8 +15,20 @@ def encoder_from_settings(settings: Settings) -> Encoder | None:
     if settings.encoder == "onnx-int8":
         from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
 
-        return OnnxEncoder()
+        return OnnxEncoder(batch_threads=settings.encoder_batch_threads)
     path = Path(settings.model_path) if settings.model_path else None
     return SentenceTransformerEncoder(
         model_path=path, model_id=settings.model_path or BUNDLED_MODEL_ID
     )
+
+
+def static_from_settings(settings: Settings) -> Encoder | None:
+    """The static arm the settings ask for (fast: loads a table); ``None`` when off.
+
+    Raises ``ConfigError`` when the table is missing or unreadable.
+    """
+    if not settings.static_embeddings or settings.encoder == "none":
+        return None
+    from tool_selector.embeddings.static import StaticEncoder  # noqa: PLC0415
+
+    return StaticEncoder(Path(settings.static_model_path) if settings.static_model_path else None)

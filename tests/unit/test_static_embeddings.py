@@ -1,0 +1,58 @@
+"""The static arm on the real table distilled from the bundled model (tests/support.py
+builds it once if ``make install`` has not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support import static_table
+from tool_selector.embeddings import distill
+from tool_selector.embeddings.static import StaticEncoder
+
+
+@pytest.fixture(scope="module")
+def static() -> StaticEncoder:
+    return StaticEncoder(static_table())
+
+
+def test_vectors_are_unit_length_rows(static: StaticEncoder) -> None:
+    vectors = static.encode(["send a slack message", "read a file", "create a github issue"])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_text_without_words_is_a_zero_row(static: StaticEncoder) -> None:
+    assert not static.encode(["", "  --- "]).any()
+
+
+def test_encoding_is_deterministic_and_batch_independent(static: StaticEncoder) -> None:
+    texts = ["Post a message to a Slack channel", "Delete a file from disk"]
+    together = static.encode(texts)
+    assert np.allclose(together, np.vstack([static.encode([t]) for t in texts]), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("query", "near", "far"),
+    [
+        ("send an email", "compose and send a mail message", "delete a file from disk"),
+        ("weather tomorrow", "forecast for a city", "create a pull request"),
+        ("schedule a meeting", "create a calendar event", "list git branches"),
+    ],
+    ids=["email", "weather", "calendar"],
+)
+def test_similar_meanings_are_closer(
+    static: StaticEncoder, query: str, near: str, far: str
+) -> None:
+    q, a, b = static.encode([query, near, far])
+    assert float(q @ a) > float(q @ b)
+
+
+def test_a_folder_without_a_manifest_is_not_current(tmp_path: Path) -> None:
+    assert not distill.is_current(tmp_path)
+
+
+def test_a_missing_table_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="distill-static"):
+        StaticEncoder(tmp_path)
