@@ -20,6 +20,14 @@ import httpx
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_DIR = ROOT / "service"
+#: A small catalog of the usual shapes of names (plain, ``mcp__x__y``, ``x.y``).
+SAMPLE_TOOLS: list[dict[str, str]] = [
+    {"name": "read_file", "description": "Read a file from the local disk"},
+    {"name": "mcp__slack__send_message", "description": "Post a message to a Slack channel"},
+    {"name": "mcp__github__create_issue", "description": "Open a new issue in a GitHub repository"},
+    {"name": "get_weather", "description": "Current weather forecast for a city"},
+    {"name": "calendar.create_event", "description": "Schedule a meeting on the calendar"},
+]
 
 
 def static_table() -> Path:

@@ -26,12 +26,6 @@ _DECODERS = {c.name: msgspec.json.Decoder(c.wire) for c in CONTRACTS}
 HEAD_SHARE = 0.5
 
 
-def decode_request(body: bytes, settings: Settings, contract: Contract = SEARCH) -> SearchRequest:
-    """Decode one request of ``contract``, adapt it, cut its pattern, check the limits."""
-    request = contract.to_search(decode_wire(body, contract))
-    return checked(request, settings, contract)
-
-
 def checked(request: SearchRequest, settings: Settings, contract: Contract) -> SearchRequest:
     """``request`` with its pattern cut to ``max_pattern_chars``, once the limits pass."""
     check_limits(request, settings, contract)

@@ -5,17 +5,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import ServiceProcess, warm_catalog
+from tests.support import SAMPLE_TOOLS, ServiceProcess, warm_catalog
 
 SEARCH = "/v1/tool-discovery/search"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string", "description": "City"}}}
-TOOLS: list[dict[str, Any]] = [
-    {"name": "read_file", "description": "Read a file from the local disk"},
-    {"name": "mcp__slack__send_message", "description": "Post a message to a Slack channel"},
-    {"name": "mcp__github__create_issue", "description": "Open a new issue in a GitHub repository"},
-    {"name": "get_weather", "description": "Current weather forecast for a city"},
-    {"name": "calendar.create_event", "description": "Schedule a meeting on the calendar"},
-]
+TOOLS: list[dict[str, Any]] = list(SAMPLE_TOOLS)
 
 
 @pytest.fixture(scope="module", autouse=True)

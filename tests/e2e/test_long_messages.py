@@ -7,15 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import ServiceProcess, warm_catalog
+from tests.support import SAMPLE_TOOLS, ServiceProcess, warm_catalog
 
-TOOLS: list[dict[str, Any]] = [
-    {"name": "read_file", "description": "Read a file from the local disk"},
-    {"name": "mcp__slack__send_message", "description": "Post a message to a Slack channel"},
-    {"name": "mcp__github__create_issue", "description": "Open a new issue in a GitHub repository"},
-    {"name": "get_weather", "description": "Current weather forecast for a city"},
-    {"name": "calendar.create_event", "description": "Schedule a meeting on the calendar"},
-]
+TOOLS: list[dict[str, Any]] = list(SAMPLE_TOOLS)
 LOG = "".join(f"step {i:05d}: compiled unit {i % 97} in 0.{i % 9}s\n" for i in range(700))
 #: A pasted build log between the request's opening and its closing question.
 MESSAGE = (

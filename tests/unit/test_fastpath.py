@@ -7,12 +7,12 @@ import json
 import pytest
 
 from tool_selector.catalogs import CatalogCache
-from tool_selector.contracts import COMPRESS
-from tool_selector.decoding import decode_request
+from tool_selector.contracts import COMPRESS, SEARCH, Contract
 from tool_selector.errors import BadRequest
 from tool_selector.fastpath import RequestDecoder
 from tool_selector.selector import Selector
 from tool_selector.settings import Settings
+from tool_selector_client.wire import SearchRequest
 
 SETTINGS = Settings()
 TOOLS = [
@@ -29,6 +29,11 @@ def body(
     pattern: str = "thing 3", tools: list[dict[str, object]] = TOOLS, **extra: object
 ) -> bytes:
     return json.dumps({"pattern": pattern, "tools": tools, **extra}).encode()
+
+
+def decode_request(raw: bytes, settings: Settings, contract: Contract = SEARCH) -> SearchRequest:
+    """A full decode: the same decoder with no catalog cache to recognise tools by."""
+    return RequestDecoder(settings, None).decode(raw, contract).request
 
 
 def served(max_tools: int = 1000) -> tuple[RequestDecoder, Selector]:
