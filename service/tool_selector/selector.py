@@ -43,7 +43,7 @@ RankingPath = Literal["hybrid", "static", "lexical"]
 #: query vector (the usual case: the table keeps the model's 384 dimensions): a lower tool
 #: floor. Both swept by ``loadtests.calibrate`` (docs/performance.md, "The static arm").
 STATIC_PARAMS = FusionParams(tool_floor=0.13, no_match_floor=0.23)
-CROSS_PARAMS = FusionParams(tool_floor=0.10, no_match_floor=0.15)
+CROSS_PARAMS = FusionParams(tool_floor=0.10, no_match_floor=0.14)
 #: Encode at most this many texts per batch in a job, storing each batch as it completes
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
 #: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
