@@ -38,3 +38,8 @@ def test_ranking_core_imports_no_framework_or_io(path: Path) -> None:
 @pytest.mark.parametrize("path", modules("tool_selector_client"), ids=lambda p: p.name)
 def test_client_never_imports_the_server(path: Path) -> None:
     assert not {m for m in imports_of(path) if m.split(".")[0] == "tool_selector"}
+
+
+def test_the_fusion_fit_is_offline_only() -> None:
+    users = [p for p in modules("tool_selector") if "tool_selector.evaluation.fit" in imports_of(p)]
+    assert not users

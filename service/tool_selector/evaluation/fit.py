@@ -1,0 +1,297 @@
+"""Fit the fusion's weights on the dev split: ``python -m tool_selector.evaluation.fit``.
+
+Offline only; the server never imports it. The model is the linear score of
+``ranking.fusion`` (``fuse`` is linear in its seven weights), so each tool's feature ``j``
+is ``fuse``'s own half (``dense_score`` or ``lexical_score``) with weight ``j`` at 1 and the
+others at 0, computed from ``ranker.signals`` over the catalog the service builds: the fit
+sees exactly what ``ranker.select`` scores (before the named-tool lift and the bar).
+
+Loss, listwise softmax cross-entropy (ListNet top-one, Cao et al. 2007)::
+
+    L(w) = sum_blocks weight * sum_q -sum_t y_qt log softmax_t(X_q w) + l2 * |w|^2
+
+with ``y`` spread evenly over a query's gold tools. Queries with gold tools only, at most
+``MAX_QUERIES`` per set (``pick_queries``' deterministic sample); one block per category of
+at least ``MIN_CATEGORY`` queries, weighing ``1 / (queries in it * categories in the set)``,
+so every set and every query kind weighs the same. Minimised by L-BFGS from all zeros.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import minimize  # type: ignore[import-untyped]
+
+from tool_selector.catalogs import CatalogCache
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.evaluation.dataset import (
+    DATASETS,
+    BenchQuery,
+    Dataset,
+    Split,
+    default_bench_dir,
+    load_dataset,
+    pick_queries,
+)
+from tool_selector.ranking.catalog import Catalog
+from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
+from tool_selector.ranking.fusion import FusionParams, dense_score, lexical_score
+from tool_selector.ranking.ranker import Query, signals
+from tool_selector.selector import Selector
+
+#: The fitted fields of ``FusionParams``, in feature order; the first three are the dense half.
+WEIGHTS = (
+    "cos_weight",
+    "z_weight",
+    "rank_weight",
+    "specificity_weight",
+    "name_weight",
+    "peak_weight",
+    "long_weight",
+)
+_DENSE = 3
+#: Most queries per set (the scratch fit's cap; MetaTool alone has ~10,000 dev queries).
+MAX_QUERIES = 600
+#: Smallest category that gets its own block (smaller ones are left out of the fit).
+MIN_CATEGORY = 5
+#: L2 penalty on the weights.
+L2 = 1e-3
+_ENCODE_CHUNK = 512
+_CACHE_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One category of one set: features ``x`` (queries, tools, weights), targets ``y``."""
+
+    dataset: str
+    category: str
+    x: FloatArray
+    y: FloatArray
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """The fitted weights and the loss at the start (all zeros), the end and the shipped ones."""
+
+    weights: dict[str, float]
+    start_loss: float
+    end_loss: float
+    shipped_loss: float
+    iterations: int
+
+
+def _bases() -> list[FusionParams]:
+    """One ``FusionParams`` per weight: that weight at 1, every other weight at 0."""
+    units: list[dict[str, Any]] = [{n: float(n == name) for n in WEIGHTS} for name in WEIGHTS]
+    return [replace(FusionParams(), **unit) for unit in units]
+
+
+def tool_features(catalog: Catalog, query: Query, dense: FloatArray) -> FloatArray:
+    """Per tool, the score each weight multiplies (tools, weights): ``fuse`` at unit weights."""
+    params = FusionParams()
+    bm25 = catalog.index.scores(query.terms)
+    sig = signals(catalog, query, bm25, dense, params.explained_top)
+    cols = [
+        dense_score(dense, basis) if j < _DENSE else lexical_score(sig, basis)
+        for j, basis in enumerate(_bases())
+    ]
+    return np.stack(cols, axis=1).astype(np.float32)
+
+
+def encode_queries(encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
+    """Each text's vector (d,), or one per window (w, d) as the service embeds long patterns.
+
+    Every window of every text goes through the encoder in batches, once.
+    """
+    parts = [windows(t) for t in texts]
+    flat = [p for ps in parts for p in ps]
+    chunks = [
+        encoder.encode(flat[i : i + _ENCODE_CHUNK]) for i in range(0, len(flat), _ENCODE_CHUNK)
+    ]
+    vecs = np.concatenate(chunks) if chunks else np.zeros((0, encoder.dim), np.float32)
+    out: list[FloatArray] = []
+    at = 0
+    for ps in parts:
+        out.append(vecs[at] if len(ps) == 1 else vecs[at : at + len(ps)])
+        at += len(ps)
+    return out
+
+
+def dataset_blocks(
+    selector: Selector,
+    data: Dataset,
+    split: Split = "dev",
+    limit: int | None = MAX_QUERIES,
+    min_category: int = MIN_CATEGORY,
+) -> list[Block]:
+    """The training blocks of one set: its ``split`` queries with gold tools, by category."""
+    if selector.encoder is None:
+        raise ValueError("fitting needs an encoder")
+    queries = pick_queries([q for q in data.queries if q.gold], split, limit)
+    catalog, matrix = selector.embedded(list(data.tools))
+    if matrix is None or not queries:
+        return []
+    qvecs = encode_queries(selector.encoder, [q.text for q in queries])
+    feats = [
+        tool_features(catalog, Query.parse(q.text), cosine_scores(v, matrix))
+        for q, v in zip(queries, qvecs, strict=True)
+    ]
+    categories = sorted({q.category for q in queries})
+    blocks = []
+    for cat in categories:
+        chosen = [i for i, q in enumerate(queries) if q.category == cat]
+        if len(chosen) < min_category:
+            continue
+        x = np.stack([feats[i] for i in chosen])
+        y = np.stack([_target(catalog, queries[i]) for i in chosen])
+        weight = 1.0 / (len(chosen) * len(categories))
+        blocks.append(Block(data.name, cat, x, y, weight))
+    return blocks
+
+
+def _target(catalog: Catalog, query: BenchQuery) -> FloatArray:
+    y = np.zeros(len(catalog), np.float32)
+    gold = [catalog.positions[g] for g in query.gold]
+    y[gold] = 1.0 / len(gold)
+    return y
+
+
+def loss(
+    w: npt.NDArray[np.float64], blocks: Sequence[Block], l2: float = L2
+) -> tuple[float, npt.NDArray[np.float64]]:
+    """The listwise softmax loss (module docstring) and its gradient at ``w``."""
+    total, grad = 0.0, np.zeros_like(w, dtype=np.float64)
+    for b in blocks:
+        s = b.x @ w
+        s = s - s.max(axis=1, keepdims=True)
+        p = np.exp(s)
+        p /= p.sum(axis=1, keepdims=True)
+        total -= b.weight * float((b.y * np.log(p + 1e-12)).sum())
+        grad -= b.weight * np.einsum("qt,qtf->f", b.y - p, b.x)
+    return total + l2 * float(w @ w), np.asarray(grad + 2 * l2 * w, dtype=np.float64)
+
+
+def shipped() -> dict[str, float]:
+    """The weights ``FusionParams`` ships."""
+    params = asdict(FusionParams())
+    return {name: float(params[name]) for name in WEIGHTS}
+
+
+def fit(blocks: Sequence[Block]) -> Fit:
+    """Minimise ``loss`` from all-zero weights (L-BFGS-B)."""
+    if not blocks:
+        raise ValueError("nothing to fit: no block of queries")
+    start = np.zeros(len(WEIGHTS))
+    result = minimize(loss, start, args=(blocks,), jac=True, method="L-BFGS-B")
+    return Fit(
+        weights={n: float(v) for n, v in zip(WEIGHTS, result.x, strict=True)},
+        start_loss=loss(start, blocks)[0],
+        end_loss=float(result.fun),
+        shipped_loss=loss(np.array(list(shipped().values())), blocks)[0],
+        iterations=int(result.nit),
+    )
+
+
+def recall_at(blocks: Sequence[Block], weights: dict[str, float], k: int = 5) -> dict[str, float]:
+    """Per set, the mean share of gold tools in the top ``k`` by the linear score (percent).
+
+    The ranked order only: no named-tool lift and no relevance bar, every query counting once.
+    """
+    w = np.array([weights[n] for n in WEIGHTS])
+    hits: dict[str, list[float]] = {}
+    for b in blocks:
+        top = np.argsort(-(b.x @ w), axis=1, kind="stable")[:, :k]
+        got = np.take_along_axis(b.y > 0, top, axis=1).sum(axis=1) / (b.y > 0).sum(axis=1)
+        hits.setdefault(b.dataset, []).extend(got.tolist())
+    return {name: round(100 * float(np.mean(v)), 1) for name, v in hits.items()}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m tool_selector.evaluation.fit", description=__doc__.splitlines()[0]
+    )
+    p.add_argument("--bench-dir", type=Path, default=default_bench_dir())
+    p.add_argument(
+        "--datasets", nargs="+", default=list(DATASETS), metavar="NAME", help="default: all seven"
+    )
+    p.add_argument(
+        "--limit", type=int, default=MAX_QUERIES, help=f"most dev queries per set ({MAX_QUERIES})"
+    )
+    p.add_argument("--output", type=Path, help="write the fitted weights and losses as JSON")
+    return p
+
+
+def _selector() -> Selector:
+    from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
+    from tool_selector.settings import Settings  # noqa: PLC0415
+
+    encoder = encoder_from_settings(Settings.from_env(os.environ))
+    if encoder is None:
+        raise ValueError("fitting needs an encoder (TOOL_SELECTOR_ENCODER=none)")
+    return Selector(
+        encoder=encoder,
+        cache=MemoryCache(_CACHE_BYTES),
+        catalogs=CatalogCache(50_000),
+        embed_deadline=math.inf,
+    )
+
+
+def report(result: Fit, blocks: Sequence[Block], seconds: float) -> dict[str, Any]:
+    """The fit as a JSON-ready dict: weights next to the shipped ones, losses, dev R@5."""
+    return {
+        "fitted": {n: round(v, 3) for n, v in result.weights.items()},
+        "shipped": shipped(),
+        "loss": {
+            "start": result.start_loss,
+            "fitted": result.end_loss,
+            "shipped": result.shipped_loss,
+        },
+        "iterations": result.iterations,
+        "queries": {
+            d: sum(len(b.x) for b in blocks if b.dataset == d)
+            for d in dict.fromkeys(b.dataset for b in blocks)
+        },
+        "dev_ranked_r@5": {
+            "fitted": recall_at(blocks, result.weights),
+            "shipped": recall_at(blocks, shipped()),
+        },
+        "seconds": round(seconds, 1),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build the blocks, fit, print the weights beside the shipped ones, write ``--output``."""
+    args = _parser().parse_args(argv)
+    began = time.perf_counter()
+    selector = _selector()
+    blocks: list[Block] = []
+    for name in args.datasets:
+        t0 = time.perf_counter()
+        blocks += dataset_blocks(selector, load_dataset(args.bench_dir, name), "dev", args.limit)
+        sys.stderr.write(f"{name}: features in {time.perf_counter() - t0:.0f} s\n")
+    out = report(fit(blocks), blocks, time.perf_counter() - began)
+    sys.stdout.write(f"{'weight':20} {'shipped':>8} {'fitted':>8}\n")
+    for name in WEIGHTS:
+        sys.stdout.write(f"{name:20} {out['shipped'][name]:8.3f} {out['fitted'][name]:8.3f}\n")
+    sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    if args.output is not None:
+        args.output.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
