@@ -62,9 +62,8 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         _require_json(request)
         body = await request.body()
-        contract = contract_for(request.scope["path"], body)
-        decoded, outcome = await runtime.workers.run(
-            partial(_decode_and_select, runtime, body, contract), started
+        contract, decoded, outcome = await runtime.workers.run(
+            partial(_decode_and_select, runtime, body, request.scope["path"]), started
         )
     except Exception:
         runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
@@ -87,15 +86,17 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 def _decode_and_select(
-    runtime: Runtime, body: bytes, contract: Contract, started: float
-) -> tuple[Decoded, Outcome]:
-    """Decode (a resent tool list is not decoded again) and rank, in a worker thread."""
+    runtime: Runtime, body: bytes, path: str, started: float
+) -> tuple[Contract, Decoded, Outcome]:
+    """Tell the contract, decode (a resent tool list is not decoded again) and rank, in a
+    worker thread: even the contract's scan of the body stays off the event loop."""
+    contract = contract_for(path, body)
     decoded = runtime.decoder.decode(body, contract)
     runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
     outcome = runtime.selector.select(
         decoded.request, catalog_key=decoded.catalog_key, entry=decoded.entry
     )
-    return decoded, outcome
+    return contract, decoded, outcome
 
 
 @get("/healthz")
