@@ -57,7 +57,7 @@ openapi: install
 # regenerate the settings table in README.md and openapi.yaml from the code, and README's
 # quality table from reports/quality.json
 readme: install openapi
-	$(PY) -m tool_selector.evaluation.readme
+	$(PY) -m tool_selector.offline.evaluation.readme
 	$(PY) -c "import re,pathlib; from tool_selector.settings import settings_table as t; p=pathlib.Path('README.md'); s=p.read_text(); p.write_text(re.sub(r'(<!-- settings:start[^>]*-->\n).*?(<!-- settings:end -->)', lambda m: m.group(1)+t()+'\n'+m.group(2), s, flags=re.S))"
 
 clean:

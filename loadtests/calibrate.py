@@ -32,12 +32,12 @@ from loadtests.coldstart import as_tool
 from loadtests.workload import BENCH_DIR
 from tool_selector.embeddings.onnx import OnnxEncoder
 from tool_selector.embeddings.static import StaticEncoder, static_text
-from tool_selector.evaluation.dataset import split_of
+from tool_selector.offline.evaluation.dataset import split_of
+from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, evidence
 from tool_selector.ranking.ranker import Query, Ranking, select, signals
-from tool_selector.selector import CROSS_PARAMS, STATIC_PARAMS
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Tool
 

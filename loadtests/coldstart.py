@@ -97,11 +97,11 @@ def quality(data: Dataset) -> dict[str, tuple[float, float]]:
     """R@5 and empty share (in %) of each ranking path over the dataset's queries."""
     from tests.support import static_table  # noqa: PLC0415
 
-    from tool_selector.catalogs import CatalogCache, EmbeddingJobs, QueryCache  # noqa: PLC0415
     from tool_selector.embeddings.cache import MemoryCache  # noqa: PLC0415
     from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
     from tool_selector.embeddings.static import StaticEncoder  # noqa: PLC0415
-    from tool_selector.selector import Selector  # noqa: PLC0415
+    from tool_selector.pipeline.catalog_store import CatalogCache, EmbeddingJobs, QueryCache  # noqa: PLC0415
+    from tool_selector.pipeline.selector import Selector  # noqa: PLC0415
 
     static, model = StaticEncoder(static_table()), OnnxEncoder()
     never = EmbeddingJobs()

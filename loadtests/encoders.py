@@ -17,12 +17,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from loadtests.workload import BENCH_DIR
-from tool_selector.catalogs import CatalogCache, QueryCache
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder, SentenceTransformerEncoder
 from tool_selector.embeddings.onnx import OnnxEncoder
+from tool_selector.pipeline.catalog_store import CatalogCache, QueryCache
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import build_catalog
-from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 

@@ -1,3 +1,3 @@
-from tool_selector.cli import main
+from tool_selector.offline.cli import main
 
 raise SystemExit(main())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tool_selector.cli import main
+from tool_selector.offline.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

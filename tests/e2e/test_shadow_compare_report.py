@@ -11,8 +11,8 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.support import ROOT, ServiceProcess
-from tool_selector.cli import main
-from tool_selector.shadow_compare import Case, parse_case, read_input
+from tool_selector.offline.cli import main
+from tool_selector.offline.shadow_compare import Case, parse_case, read_input
 
 CAPTURE = ROOT / "tests" / "fixtures" / "shadow_capture.jsonl"
 PROXY = ROOT / "tests" / "fixtures" / "context-gateway"

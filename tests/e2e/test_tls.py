@@ -15,7 +15,7 @@ import trustme
 
 from tests.e2e.rawhttp import closed_within, connect
 from tests.support import ServiceProcess, free_port, start_service, wait_until
-from tool_selector.cli import main
+from tool_selector.offline.cli import main
 
 
 @dataclass

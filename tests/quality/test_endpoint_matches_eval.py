@@ -7,8 +7,8 @@ import pytest
 from tests.support import ServiceProcess, warm_catalog
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.factory import encoder_from_settings
-from tool_selector.evaluation.dataset import default_bench_dir, load_dataset, pick_queries
-from tool_selector.selector import Selector
+from tool_selector.offline.evaluation.dataset import default_bench_dir, load_dataset, pick_queries
+from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tool_selector.cli import main
-from tool_selector.evaluation.dataset import default_bench_dir
+from tool_selector.offline.cli import main
+from tool_selector.offline.evaluation.dataset import default_bench_dir
 
 BENCH = default_bench_dir()
 pytestmark = [

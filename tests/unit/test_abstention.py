@@ -4,7 +4,7 @@ import pytest
 
 from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.selector import Selector
+from tool_selector.pipeline.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 TOOLS = [

@@ -41,5 +41,9 @@ def test_client_never_imports_the_server(path: Path) -> None:
 
 
 def test_the_fusion_fit_is_offline_only() -> None:
-    users = [p for p in modules("tool_selector") if "tool_selector.evaluation.fit" in imports_of(p)]
+    users = [
+        p
+        for p in modules("tool_selector")
+        if "tool_selector.offline.evaluation.fit" in imports_of(p)
+    ]
     assert not users

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 import trustme
 
-from tool_selector import auth
-from tool_selector.auth import (
+from tool_selector.errors import ConfigError
+from tool_selector.http import auth
+from tool_selector.http.auth import (
     KeyRing,
     TLSConfig,
     check_exposure,
@@ -14,8 +15,7 @@ from tool_selector.auth import (
     tls_config,
     tokens_from_headers,
 )
-from tool_selector.cli import main
-from tool_selector.errors import ConfigError
+from tool_selector.offline.cli import main
 from tool_selector.settings import Settings
 
 

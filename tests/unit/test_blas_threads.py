@@ -17,7 +17,7 @@ SCRIPT = """
 import sys
 from litestar.testing import TestClient
 from threadpoolctl import threadpool_info
-from tool_selector.app import create_app
+from tool_selector.http.app import create_app
 from tool_selector.settings import Settings
 
 def blas():

@@ -12,18 +12,18 @@ import pytest
 
 from tests.fakes import HashingEncoder
 from tests.support import wait_until
-from tool_selector.catalogs import (
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.offline.naive import NaiveSelector
+from tool_selector.pipeline.catalog_store import (
     CatalogCache,
     CatalogEntry,
     EmbeddingJobs,
     QueryCache,
     fingerprint,
 )
-from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.naive import NaiveSelector
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, build_catalog
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 TOOLS = [

@@ -5,7 +5,13 @@ import json
 import msgspec
 import pytest
 
-from tool_selector.contracts import COMPRESS, SEARCH, compress_tool, contract_for, error_bytes
+from tool_selector.pipeline.contracts import (
+    COMPRESS,
+    SEARCH,
+    compress_tool,
+    contract_for,
+    error_bytes,
+)
 from tool_selector_client.wire import CompressTool
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from tool_selector.evaluation.dataset import (
+from tool_selector.offline.evaluation.dataset import (
     BenchQuery,
     DatasetError,
     as_tool,

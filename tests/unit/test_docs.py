@@ -5,7 +5,7 @@ from pathlib import Path
 import yaml
 
 from tests.support import ROOT
-from tool_selector.openapi import build_openapi, openapi_yaml
+from tool_selector.http.openapi import build_openapi, openapi_yaml
 from tool_selector.settings import Settings
 
 

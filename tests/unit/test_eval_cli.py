@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import HashingEncoder
-from tool_selector.cli import main
+from tool_selector.offline.cli import main
 
 MINI = Path(__file__).parents[1] / "fixtures" / "agent_mini"
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tool_selector.errors import DatasetError
-from tool_selector.evaluation.dataset import load_dataset, load_files, tools_of
+from tool_selector.offline.evaluation.dataset import load_dataset, load_files, tools_of
 
 MINI = Path(__file__).parents[1] / "fixtures" / "agent_mini"
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}

@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import HashingEncoder
-from tool_selector.evaluation.dataset import load_dataset
-from tool_selector.evaluation.metrics import MetricSums
-from tool_selector.evaluation.runner import (
+from tool_selector.offline.evaluation.dataset import load_dataset
+from tool_selector.offline.evaluation.metrics import MetricSums
+from tool_selector.offline.evaluation.runner import (
     SERVICE,
     SERVICE_LEXICAL,
     SERVICE_OWN,
     EvalConfig,
     Evaluator,
 )
-from tool_selector.selector import Selector
+from tool_selector.pipeline.selector import Selector
 from tool_selector_client.wire import SearchRequest
 
 TOOLS = {

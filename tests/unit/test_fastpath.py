@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from tool_selector.catalogs import CatalogCache
-from tool_selector.contracts import COMPRESS, SEARCH, Contract
 from tool_selector.errors import BadRequest
-from tool_selector.fastpath import RequestDecoder
-from tool_selector.selector import Selector
+from tool_selector.pipeline.catalog_store import CatalogCache
+from tool_selector.pipeline.contracts import COMPRESS, SEARCH, Contract
+from tool_selector.pipeline.raw_tools import RequestDecoder
+from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from tests.fakes import HashingEncoder
-from tool_selector.evaluation.dataset import load_dataset
-from tool_selector.evaluation.fit import WEIGHTS, Block, dataset_blocks, fit, loss
+from tool_selector.offline.evaluation.dataset import load_dataset
+from tool_selector.offline.evaluation.fit import WEIGHTS, Block, dataset_blocks, fit, loss
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.fusion import FusionParams
-from tool_selector.selector import Selector
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "agent_mini"
 

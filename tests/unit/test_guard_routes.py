@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from tool_selector.app import create_app
+from tool_selector.http.app import create_app
 from tool_selector.settings import Settings
 
 KEY = "route-key-0123456789"

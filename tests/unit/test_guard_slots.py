@@ -10,9 +10,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from tool_selector.app import create_app
-from tool_selector.auth import KeyRing
-from tool_selector.guard import Guard, GuardState
+from tool_selector.http.app import create_app
+from tool_selector.http.auth import KeyRing
+from tool_selector.http.guard import Guard, GuardState
 from tool_selector.settings import Settings
 
 SCOPE = {

@@ -11,9 +11,9 @@ import gc
 import json
 from collections.abc import Callable
 
-from tool_selector.catalogs import CatalogCache
-from tool_selector.fastpath import RequestDecoder
-from tool_selector.selector import Selector
+from tool_selector.pipeline.catalog_store import CatalogCache
+from tool_selector.pipeline.raw_tools import RequestDecoder
+from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 
 CATALOGS, TOOLS = 8, 200

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tool_selector.decoding import cut_pattern
+from tool_selector.pipeline.decoding import cut_pattern
 from tool_selector.ranking.dense import WINDOW_CHARS, windows
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tool_selector.evaluation.metrics import (
+from tool_selector.offline.evaluation.metrics import (
     MetricSums,
     Scoreboard,
     complete_at,

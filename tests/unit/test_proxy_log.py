@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.support import ROOT
-from tool_selector.proxy_log import Filtering, Search, outcomes, parse_event
-from tool_selector.shadow_compare import classify, read_input
+from tool_selector.offline.proxy_log import Filtering, Search, outcomes, parse_event
+from tool_selector.offline.shadow_compare import classify, read_input
 
 LOG = ROOT / "tests" / "fixtures" / "context-gateway" / "tool_discovery.jsonl"
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.support import ROOT
-from tool_selector.evaluation.readme import BLOCK, table, update
+from tool_selector.offline.evaluation.readme import BLOCK, table, update
 
 RESULTS = ROOT / "reports" / "quality.json"
 
@@ -13,7 +13,7 @@ RESULTS = ROOT / "reports" / "quality.json"
 def test_readme_quality_block_matches_the_committed_results() -> None:
     readme = (ROOT / "README.md").read_text()
     fresh = update(readme, json.loads(RESULTS.read_text()))
-    assert fresh == readme, "run: python -m tool_selector.evaluation.readme"
+    assert fresh == readme, "run: python -m tool_selector.offline.evaluation.readme"
 
 
 def test_the_block_shows_every_set_and_ranker_of_the_results() -> None:

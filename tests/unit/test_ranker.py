@@ -6,8 +6,8 @@ import pytest
 
 from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import normalise_name
-from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 CATALOG = [

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tool_selector.evaluation.references import rrf_scores
+from tool_selector.offline.evaluation.references import rrf_scores
 from tool_selector_client.relevance import relevance_scores, relevance_select
 
 

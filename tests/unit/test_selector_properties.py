@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import normalise_name
-from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 WORDS = [

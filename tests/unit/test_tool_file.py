@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tool_selector.tool_file import ToolFileError, load_tools
+from tool_selector.offline.tool_file import ToolFileError, load_tools
 from tool_selector_client.definitions import tool_name
 
 REQUEST = ROOT / "tests" / "fixtures" / "context-gateway" / "D-v0.5.3-search.json"

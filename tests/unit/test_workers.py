@@ -3,7 +3,7 @@ import threading
 
 import anyio
 
-from tool_selector.workers import WorkerPool
+from tool_selector.http.workers import WorkerPool
 
 
 def test_abandoned_work_keeps_its_slot_and_queued_abandoned_work_never_runs() -> None:

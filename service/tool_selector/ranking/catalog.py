@@ -1,7 +1,7 @@
 """A catalog: the deduplicated tools of one request, with everything derived from their text.
 
 Built once per distinct tool set; everything here depends on the tools only, never on the
-query, so it can be reused across requests (see ``tool_selector.catalogs``).
+query, so it can be reused across requests (see ``tool_selector.pipeline.catalog_store``).
 """
 
 from __future__ import annotations

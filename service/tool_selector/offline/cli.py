@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tool_selector.errors import ConfigError
-from tool_selector.evaluation import cli as eval_cli
-from tool_selector.security_cli import (
+from tool_selector.offline.evaluation import cli as eval_cli
+from tool_selector.offline.security_cli import (
     add_probe_command,
     add_security_arguments,
     apply_security_arguments,
@@ -80,13 +80,13 @@ def _add_shadow_compare(sub: Any) -> None:
 
 def _shadow_compare(args: argparse.Namespace) -> int:
     # imported here: the client stack (httpx) is not needed by serve or the exec probes
-    from tool_selector import shadow_compare  # noqa: PLC0415
+    from tool_selector.offline import shadow_compare  # noqa: PLC0415
 
     return shadow_compare.run(args)
 
 
 def _export_openapi(output: Path) -> int:
-    from tool_selector.openapi import openapi_yaml  # noqa: PLC0415
+    from tool_selector.http.openapi import openapi_yaml  # noqa: PLC0415
 
     output.write_text(openapi_yaml(Settings()))
     print(f"wrote {output}")
@@ -132,7 +132,7 @@ def _serve(
     os.environ["TOOL_SELECTOR_HOST"] = host
     os.environ["TOOL_SELECTOR_PORT"] = str(port)
     Granian(
-        "tool_selector.app:app_from_env",
+        "tool_selector.http.app:app_from_env",
         factory=True,
         address=host,
         port=port,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tool_selector.auth import KeyRing, check_exposure, tls_config
 from tool_selector.errors import ConfigError
+from tool_selector.http.auth import KeyRing, check_exposure, tls_config
 from tool_selector.settings import Settings
 
 

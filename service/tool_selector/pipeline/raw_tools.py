@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import msgspec
 
-from tool_selector.catalogs import CatalogCache, CatalogEntry
-from tool_selector.contracts import CONTRACTS, SEARCH, Contract
-from tool_selector.decoding import checked, decode_wire
+from tool_selector.pipeline.catalog_store import CatalogCache, CatalogEntry
+from tool_selector.pipeline.contracts import CONTRACTS, SEARCH, Contract
+from tool_selector.pipeline.decoding import checked, decode_wire
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 

@@ -1,6 +1,6 @@
 """Request bytes -> a validated ``SearchRequest``, or a ``BadRequest`` saying exactly why.
 
-Either contract's body (``tool_selector.contracts``) is decoded into its own wire type and
+Either contract's body (``tool_selector.pipeline.contracts``) is decoded into its own wire type and
 adapted to a ``SearchRequest``; the limits are checked on that, in the contract's own field
 names. A pattern longer than ``max_pattern_chars`` is cut, never refused (``cut_pattern``):
 one proxy line sends the user's whole last message, and a real message is never bad input.
@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
-from tool_selector.contracts import CONTRACTS, SEARCH, Contract
 from tool_selector.errors import BadRequest
+from tool_selector.pipeline.contracts import CONTRACTS, SEARCH, Contract
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 

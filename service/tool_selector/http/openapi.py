@@ -12,7 +12,7 @@ import msgspec
 import yaml
 
 from tool_selector import __version__
-from tool_selector.api import RANKING_HEADER
+from tool_selector.http.handlers import RANKING_HEADER
 from tool_selector.settings import Settings
 from tool_selector_client.wire import (
     COMPRESS_PATH,

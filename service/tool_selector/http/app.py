@@ -1,4 +1,4 @@
-"""The app factory: wiring only. ``granian --factory tool_selector.app:app_from_env``."""
+"""The app factory: wiring only. ``granian --factory tool_selector.http.app:app_from_env``."""
 
 from __future__ import annotations
 
@@ -12,20 +12,20 @@ from litestar import Litestar
 from prometheus_client import CollectorRegistry
 
 from tool_selector import __version__
-from tool_selector.api import compress, error_response, healthz, metrics, readyz, search
-from tool_selector.assembly import build_selector, limit_blas_threads
-from tool_selector.auth import KeyRing
 from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.onnx import ONNX_MODEL_ID
-from tool_selector.fastpath import RequestDecoder
-from tool_selector.guard import guard_middleware
+from tool_selector.http.auth import KeyRing
+from tool_selector.http.guard import guard_middleware
+from tool_selector.http.handlers import compress, error_response, healthz, metrics, readyz, search
+from tool_selector.http.shadow import ShadowCompare, ShadowMetrics
+from tool_selector.http.state import EncoderFactory, Runtime
+from tool_selector.http.wiring import build_selector, limit_blas_threads
+from tool_selector.http.workers import WorkerPool
 from tool_selector.logs import Redactor
 from tool_selector.metrics import Metrics
-from tool_selector.runtime import EncoderFactory, Runtime
+from tool_selector.pipeline.raw_tools import RequestDecoder
 from tool_selector.settings import Settings
-from tool_selector.shadow import ShadowCompare, ShadowMetrics
-from tool_selector.workers import WorkerPool
 
 #: Longest shutdown waits for embedding work to reach a chunk boundary (per thread).
 _STOP_SECONDS = 10.0

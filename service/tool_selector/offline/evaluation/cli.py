@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tool_selector.errors import ConfigError, DatasetError
-from tool_selector.evaluation.dataset import DATASETS, default_bench_dir
+from tool_selector.offline.evaluation.dataset import DATASETS, default_bench_dir
 from tool_selector.settings import Settings
 
 if TYPE_CHECKING:
-    from tool_selector.evaluation.runner import EvalConfig, EvalReport
+    from tool_selector.offline.evaluation.runner import EvalConfig, EvalReport
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +75,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation, print the tables and the JSON, write the results file."""
     from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
-    from tool_selector.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
+    from tool_selector.offline.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
 
     problem = _bad_arguments(args)
     if problem:
@@ -106,7 +106,7 @@ def _bad_arguments(args: argparse.Namespace) -> str | None:
 
 
 def _config(args: argparse.Namespace) -> EvalConfig:
-    from tool_selector.evaluation.runner import EvalConfig  # noqa: PLC0415
+    from tool_selector.offline.evaluation.runner import EvalConfig  # noqa: PLC0415
 
     files = ((args.catalog, args.queries),) if args.catalog else ()
     return EvalConfig(
@@ -124,8 +124,8 @@ def _config(args: argparse.Namespace) -> EvalConfig:
 
 def _emit(report: EvalReport, command: str, args: argparse.Namespace) -> int:
     """Print the tables and the JSON; write the results (and the README block)."""
-    from tool_selector.evaluation import readme  # noqa: PLC0415
-    from tool_selector.evaluation.report import render, results_dict, write  # noqa: PLC0415
+    from tool_selector.offline.evaluation import readme  # noqa: PLC0415
+    from tool_selector.offline.evaluation.report import render, results_dict, write  # noqa: PLC0415
 
     data = results_dict(report, command)
     sys.stdout.write(render(data) + "\n")

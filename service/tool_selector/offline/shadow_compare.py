@@ -6,7 +6,7 @@ summary). A line is one of:
 - the client's capture (``tool_selector_client.capture``): ``pattern``, ``tools``,
   ``top_k``, ``always_keep``, ``selected``, ``relevance``, ``latency_ms``, ``outcome``
   (keys are also looked up under other names: ``query``, ``deferred_tools``, ...);
-- a line of the proxy's own ``tool_discovery.jsonl`` (``tool_selector.proxy_log``): its
+- a line of the proxy's own ``tool_discovery.jsonl`` (``tool_selector.offline.proxy_log``): its
   searches, fail-open reasons and tool filtering are reported as the proxy logged them, and
   with ``--catalog`` (the proxy's tool list) and ``--url`` each logged search query is sent
   again to that service and ranked by the proxy's ``relevance`` scorer.
@@ -30,7 +30,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from tool_selector.proxy_log import Event, Search, outcomes, parse_event
+from tool_selector.offline.proxy_log import Event, Search, outcomes, parse_event
 from tool_selector_client.compare import Agreement, agreement
 from tool_selector_client.definitions import by_name, described, tool_description, tool_name
 from tool_selector_client.relevance import relevance_select
@@ -374,7 +374,7 @@ def build_summary(
 
 def _load(args: argparse.Namespace) -> tuple[Input, list[Any] | None] | str:
     """The input and the tool list, or why they cannot be read."""
-    from tool_selector.tool_file import ToolFileError, load_tools  # noqa: PLC0415
+    from tool_selector.offline.tool_file import ToolFileError, load_tools  # noqa: PLC0415
 
     if not args.capture.is_file():
         return f"no such capture file: {args.capture}"
@@ -432,7 +432,7 @@ def _print_summary(summary: dict[str, Any], args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the report; exit 0, or 2 when the input holds nothing to report."""
-    from tool_selector.report_html import render  # noqa: PLC0415
+    from tool_selector.offline.report_html import render  # noqa: PLC0415
 
     loaded = _load(args)
     if isinstance(loaded, str):

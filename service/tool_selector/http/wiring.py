@@ -13,7 +13,6 @@ from pathlib import Path
 import msgspec
 from threadpoolctl import threadpool_limits
 
-from tool_selector.catalogs import CatalogCache, EmbeddingJobs, JobEvent, QueryCache
 from tool_selector.embeddings.breaker import BreakerState
 from tool_selector.embeddings.cache import (
     CacheObserver,
@@ -24,7 +23,8 @@ from tool_selector.embeddings.cache import (
 )
 from tool_selector.errors import ConfigError
 from tool_selector.metrics import Metrics
-from tool_selector.selector import Selector
+from tool_selector.pipeline.catalog_store import CatalogCache, EmbeddingJobs, JobEvent, QueryCache
+from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Tool
 
@@ -50,7 +50,7 @@ def build_selector(settings: Settings, metrics: Metrics) -> Selector:
     metrics.embedding_queue_depth.set_function(lambda: jobs.depth)
     kind: type[Selector] = Selector
     if settings.pipeline == "naive":
-        from tool_selector.naive import NaiveSelector  # noqa: PLC0415
+        from tool_selector.offline.naive import NaiveSelector  # noqa: PLC0415
 
         kind = NaiveSelector
     return kind(

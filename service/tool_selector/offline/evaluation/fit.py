@@ -1,4 +1,4 @@
-"""Fit the fusion's weights on the dev split: ``python -m tool_selector.evaluation.fit``.
+"""Fit the fusion's weights on the dev split: ``python -m tool_selector.offline.evaluation.fit``.
 
 Offline only; the server never imports it. The model is the linear score of
 ``ranking.fusion`` (``fuse`` is linear in its seven weights), so each tool's feature ``j``
@@ -33,10 +33,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize  # type: ignore[import-untyped]
 
-from tool_selector.catalogs import CatalogCache
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.evaluation.dataset import (
+from tool_selector.offline.evaluation.dataset import (
     DATASETS,
     BenchQuery,
     Dataset,
@@ -45,11 +44,12 @@ from tool_selector.evaluation.dataset import (
     load_dataset,
     pick_queries,
 )
+from tool_selector.pipeline.catalog_store import CatalogCache
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, dense_score, lexical_score
 from tool_selector.ranking.ranker import Query, signals
-from tool_selector.selector import Selector
 
 #: The fitted fields of ``FusionParams``, in feature order; the first three are the dense half.
 WEIGHTS = (
@@ -222,7 +222,7 @@ def recall_at(blocks: Sequence[Block], weights: dict[str, float], k: int = 5) ->
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m tool_selector.evaluation.fit", description=__doc__.splitlines()[0]
+        prog="python -m tool_selector.offline.evaluation.fit", description=__doc__.splitlines()[0]
     )
     p.add_argument("--bench-dir", type=Path, default=default_bench_dir())
     p.add_argument(

@@ -45,8 +45,6 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import Gauge
 
-from tool_selector.auth import KeyRing, tokens_from_headers
-from tool_selector.contracts import SEARCH_PATHS, error_bytes
 from tool_selector.errors import (
     BadRequest,
     PayloadTooLarge,
@@ -55,7 +53,9 @@ from tool_selector.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
-from tool_selector.runtime import Runtime
+from tool_selector.http.auth import KeyRing, tokens_from_headers
+from tool_selector.http.state import Runtime
+from tool_selector.pipeline.contracts import SEARCH_PATHS, error_bytes
 
 METRICS_PATH = "/metrics"
 

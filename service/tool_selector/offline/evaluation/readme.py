@@ -1,6 +1,6 @@
 """README's "Ranking quality" table, generated from an eval run's JSON (``reports/quality.json``).
 
-``python -m tool_selector.evaluation.readme`` rewrites the block between
+``python -m tool_selector.offline.evaluation.readme`` rewrites the block between
 ``<!-- quality:start ... -->`` and ``<!-- quality:end -->`` in ``README.md``;
 ``--check`` only says (exit 1) whether the block is out of date.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tool_selector.evaluation.report import ABSTAINING, overview
+from tool_selector.offline.evaluation.report import ABSTAINING, overview
 
 BLOCK = re.compile(r"(<!-- quality:start[^>]*-->\n).*?(<!-- quality:end -->)", re.S)
 
@@ -48,7 +48,7 @@ def update(text: str, data: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Regenerate (or ``--check``) README's quality block from the results file."""
-    p = argparse.ArgumentParser(prog="python -m tool_selector.evaluation.readme")
+    p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.readme")
     p.add_argument("--results", type=Path, default=Path("reports/quality.json"))
     p.add_argument("--readme", type=Path, default=Path("README.md"))
     p.add_argument("--check", action="store_true", help="exit 1 if the block is out of date")

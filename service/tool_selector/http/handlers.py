@@ -1,6 +1,6 @@
 """HTTP handlers: decode, call the core, encode. No ranking logic lives here.
 
-Both wire contracts (``tool_selector.contracts``) run the same code: the contract is chosen
+Both wire contracts (``tool_selector.pipeline.contracts``) run the same code: the contract is chosen
 from the path and the body, adapted to a ``SearchRequest``, ranked, and the names encoded in
 the contract's answer shape.
 """
@@ -15,14 +15,14 @@ from litestar import Request, Response, get, post
 from litestar.exceptions import HTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from tool_selector.contracts import Contract, contract_for, error_bytes
 from tool_selector.errors import RequestError, UnsupportedMediaType
-from tool_selector.fastpath import Decoded
+from tool_selector.http.shadow import ShadowCompare
+from tool_selector.http.state import Runtime
 from tool_selector.logs import log_request
+from tool_selector.pipeline.contracts import Contract, contract_for, error_bytes
+from tool_selector.pipeline.raw_tools import Decoded
+from tool_selector.pipeline.selector import Outcome
 from tool_selector.ranking.ranker import Ranking
-from tool_selector.runtime import Runtime
-from tool_selector.selector import Outcome
-from tool_selector.shadow import ShadowCompare
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.errors import ConfigError, EmbeddingStopped
-from tool_selector.fastpath import RequestDecoder
+from tool_selector.http.workers import WorkerPool
 from tool_selector.logs import Redactor
 from tool_selector.metrics import Metrics
-from tool_selector.selector import Selector
+from tool_selector.pipeline.raw_tools import RequestDecoder
+from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
-from tool_selector.workers import WorkerPool
 
 EncoderFactory = Callable[[Settings], Encoder | None]
 
@@ -37,7 +37,7 @@ class Runtime:
 
     def load_encoder(self) -> None:
         """Build the encoder (slow: loads the model) and attach it; then mark ready."""
-        from tool_selector.assembly import limit_blas_threads, settle_heap, warm_up  # noqa: PLC0415
+        from tool_selector.http.wiring import limit_blas_threads, settle_heap, warm_up  # noqa: PLC0415
 
         self.load_static()
         try:

@@ -19,7 +19,10 @@ from typing import Literal
 
 import numpy as np
 
-from tool_selector.catalogs import (
+from tool_selector.embeddings.cache import EmbeddingCache, NullCache
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.static import static_text
+from tool_selector.pipeline.catalog_store import (
     CatalogCache,
     CatalogEntry,
     EmbeddingJobs,
@@ -27,9 +30,6 @@ from tool_selector.catalogs import (
     fingerprint,
     stack,
 )
-from tool_selector.embeddings.cache import EmbeddingCache, NullCache
-from tool_selector.embeddings.encoder import Encoder
-from tool_selector.embeddings.static import static_text
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows

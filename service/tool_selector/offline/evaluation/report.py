@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tool_selector.evaluation.runner import EvalReport
+from tool_selector.offline.evaluation.runner import EvalReport
 
 COLUMNS = ("r@1", "r@5", "ndcg@5", "mrr", "complete@5", "empty%", "abstain%", "ms/query")
 #: Rows whose no-match behaviour the overview reports.

@@ -11,13 +11,13 @@ import time
 
 import numpy as np
 
-from tool_selector.catalogs import CatalogEntry
 from tool_selector.errors import MissingDependencyError
+from tool_selector.pipeline.catalog_store import CatalogEntry
+from tool_selector.pipeline.selector import Outcome, Selector
 from tool_selector.ranking.bm25 import document_tokens
 from tool_selector.ranking.catalog import build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.ranker import Query, select
-from tool_selector.selector import Outcome, Selector
 from tool_selector_client.wire import SearchRequest
 
 

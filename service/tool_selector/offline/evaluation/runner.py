@@ -33,10 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.catalogs import CatalogCache, CatalogEntry, QueryCache, fingerprint
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.evaluation.dataset import (
+from tool_selector.offline.evaluation.dataset import (
     API_SETS,
     BenchQuery,
     Dataset,
@@ -46,11 +45,12 @@ from tool_selector.evaluation.dataset import (
     load_files,
     pick_queries,
 )
-from tool_selector.evaluation.metrics import MetricSums, Scoreboard
-from tool_selector.evaluation.references import Ranker, reference_rankers
+from tool_selector.offline.evaluation.metrics import MetricSums, Scoreboard
+from tool_selector.offline.evaluation.references import Ranker, reference_rankers
+from tool_selector.pipeline.catalog_store import CatalogCache, CatalogEntry, QueryCache, fingerprint
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import dedupe
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.selector import Selector
 from tool_selector_client.wire import SearchRequest, Tool
 
 SERVICE = "service"
