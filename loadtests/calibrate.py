@@ -37,7 +37,8 @@ from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, evidence
-from tool_selector.ranking.ranker import Query, Ranking, select, signals
+from tool_selector.ranking.ranker import Query, Ranking, signals
+from tool_selector.ranking.ranker import rank as rank_tools
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Tool
 
@@ -140,12 +141,12 @@ def rank(
 ) -> tuple[float, FloatArray]:
     """The best evidence among the top ``TOP_K`` and R@5 at each tool floor of ``GRID``.
 
-    One ``select`` without a bar and as deep as the catalog gives the fused order; the bar
-    (``ranker.select``: a named tool always clears it) is then read off the evidence.
+    One ``ranker.rank`` without a bar and as deep as the catalog gives the fused order; the bar
+    (``ranker.rank``: a named tool always clears it) is then read off the evidence.
     """
     bm25 = catalog.index.scores(query.terms)
     bare = replace(params, tool_floor=-np.inf, no_match_floor=-np.inf)
-    whole = select(
+    whole = rank_tools(
         catalog, query, bm25=bm25, dense=cos, top_k=len(catalog), always_keep=(), params=bare
     )
     order = np.array([catalog.positions[name] for name in whole.names], dtype=np.intp)
@@ -185,7 +186,7 @@ def sweep(arm: str) -> list[Ranked]:
         ranked = Ranked(case, *rank(catalog, query, cos, case.gold, params))
         check(
             ranked,
-            select(
+            rank_tools(
                 catalog,
                 query,
                 bm25=catalog.index.scores(query.terms),

@@ -100,7 +100,9 @@ def quality(data: Dataset) -> dict[str, tuple[float, float]]:
     from tool_selector.embeddings.cache import MemoryCache  # noqa: PLC0415
     from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
     from tool_selector.embeddings.static import StaticEncoder  # noqa: PLC0415
-    from tool_selector.pipeline.catalog_store import CatalogCache, EmbeddingJobs, QueryCache  # noqa: PLC0415
+    from tool_selector.lru import BoundedLRU  # noqa: PLC0415
+    from tool_selector.pipeline.catalog_store import CatalogStore  # noqa: PLC0415
+    from tool_selector.pipeline.jobs import EmbeddingJobs  # noqa: PLC0415
     from tool_selector.pipeline.selector import Selector  # noqa: PLC0415
 
     static, model = StaticEncoder(static_table()), OnnxEncoder()
@@ -113,8 +115,8 @@ def quality(data: Dataset) -> dict[str, tuple[float, float]]:
         "hybrid": Selector(
             encoder=model,
             cache=MemoryCache(1 << 30),
-            catalogs=CatalogCache(100_000),
-            queries=QueryCache(0),
+            catalogs=CatalogStore(100_000),
+            queries=BoundedLRU(0),
             embed_deadline=1e9,
         ),
     }

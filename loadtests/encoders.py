@@ -20,7 +20,8 @@ from loadtests.workload import BENCH_DIR
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder, SentenceTransformerEncoder
 from tool_selector.embeddings.onnx import OnnxEncoder
-from tool_selector.pipeline.catalog_store import CatalogCache, QueryCache
+from tool_selector.lru import BoundedLRU
+from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import build_catalog
 from tool_selector_client.wire import SearchRequest, Tool
@@ -52,8 +53,8 @@ def answers(
     sel = Selector(
         encoder=encoder,
         cache=MemoryCache(1 << 30),
-        catalogs=CatalogCache(100_000),
-        queries=QueryCache(0),
+        catalogs=CatalogStore(100_000),
+        queries=BoundedLRU(0),
         embed_deadline=1e9,
     )
     return [

@@ -20,7 +20,10 @@ Every ``RequestError`` becomes ``{"code": ..., "detail": ...}`` with its status 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
+
+import msgspec
 
 
 class ToolSelectorError(Exception):
@@ -80,3 +83,54 @@ class UnsupportedMediaType(RequestError):
 
 class ServiceUnavailable(RequestError):
     status = 503
+
+
+#: Foreign exceptions a decoder raises, each with the code and detail a caller reads: the one
+#: table (``ValidationError`` is a ``DecodeError``, so it comes first).
+_DECODE_ERRORS: tuple[tuple[type[Exception], str, Callable[[Exception], str]], ...] = (
+    (msgspec.ValidationError, "invalid_request", str),
+    (msgspec.DecodeError, "malformed_json", lambda e: f"body is not valid JSON: {e}"),
+    (UnicodeDecodeError, "invalid_utf8", lambda e: f"body is not valid UTF-8: {_reason(e)}"),
+    (RecursionError, "too_deep", lambda _: "JSON nesting is too deep"),
+)
+#: What a JSON decode may raise besides our own errors.
+DECODE_ERRORS: tuple[type[Exception], ...] = tuple(kind for kind, _, _ in _DECODE_ERRORS)
+#: HTTP statuses the web framework raises on its own, as our codes.
+_HTTP_CODES = {
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    503: "unavailable",
+}
+
+
+def bad_request(exc: Exception, at: str = "") -> BadRequest:
+    """A decode error (one of ``DECODE_ERRORS``) as our ``BadRequest``; ``at`` names where the
+    decoded bytes sit in the body (``$.tools``) when they are only part of it."""
+    for kind, code, detail in _DECODE_ERRORS:
+        if isinstance(exc, kind):
+            return BadRequest(
+                code, _located(detail(exc), at) if code == "invalid_request" else detail(exc)
+            )
+    raise TypeError(f"not a decode error: {type(exc).__name__}") from exc
+
+
+def code_for_status(status: int) -> str:
+    """Our code for an HTTP status the framework raised itself."""
+    return _HTTP_CODES.get(status, "http_error")
+
+
+def _located(message: str, at: str) -> str:
+    """msgspec's ``... - at `$[0].name``` with the path rebased under ``at``."""
+    if not at:
+        return message
+    if " - at `$" in message:
+        return message.replace(" - at `$", f" - at `{at}", 1)
+    return f"{message} - at `{at}`"
+
+
+def _reason(exc: Exception) -> str:
+    return exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)

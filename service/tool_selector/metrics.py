@@ -169,3 +169,59 @@ class Metrics:
             ["result"],
             registry=registry,
         )
+
+
+RATIO_BUCKETS = (0.0, 0.2, 0.34, 0.5, 0.67, 0.8, 0.99, 1.0)
+DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+
+
+class ShadowMetrics:
+    """Agreement between the service's answers and the relevance scorer's picks."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.comparisons = Counter(
+            "tool_selector_shadow_comparisons_total",
+            "Searches compared with the relevance scorer.",
+            registry=registry,
+        )
+        self.top1 = Counter(
+            "tool_selector_shadow_top1_total",
+            "Comparisons by whether both first picks are the same "
+            "(agree, disagree; not_comparable when a side abstained).",
+            ["result"],
+            registry=registry,
+        )
+        self.overlap = Histogram(
+            "tool_selector_shadow_overlap_ratio",
+            "overlap@k: shared picks / the longer pick list (always_keep names excluded).",
+            buckets=RATIO_BUCKETS,
+            registry=registry,
+        )
+        self.jaccard = Histogram(
+            "tool_selector_shadow_jaccard_ratio",
+            "Jaccard similarity of the two pick sets (always_keep names excluded).",
+            buckets=RATIO_BUCKETS,
+            registry=registry,
+        )
+        self.abstain = Counter(
+            "tool_selector_shadow_abstain_total",
+            "Comparisons by which side returned nothing (none, selector, relevance, both).",
+            ["side"],
+            registry=registry,
+        )
+        self.errors = Counter(
+            "tool_selector_shadow_errors_total",
+            "Shadow comparisons that failed (swallowed; the answer was already sent).",
+            registry=registry,
+        )
+        self.skipped = Counter(
+            "tool_selector_shadow_skipped_total",
+            "Shadow comparisons skipped because too many were waiting.",
+            registry=registry,
+        )
+        self.seconds = Histogram(
+            "tool_selector_shadow_duration_seconds",
+            "Time to compute one shadow comparison (off the request path).",
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )

@@ -111,41 +111,65 @@ class _Policy:
         relevance: tuple[str, ...] | None = None
         if self.mode == "shadow":
             relevance = tuple(relevance_select(pattern, described(tools), limit))
+            self._agree(selection, relevance, always_keep)
         if self.mode == "enforce":
             out, applied = selection.tools, selection.ok
         else:
             out, applied = list(tools if current is None else current), False
         self._count(selection.outcome, len(out), selection)
-        if relevance is not None and self.metrics is not None:
-            agree = agreement(selection.names, relevance, always_keep)
-            result = (
-                "not_comparable" if agree.top1 is None else ("agree" if agree.top1 else "disagree")
-            )
-            self.metrics.shadow_top1.labels(result).inc()
+        decision = Decision(out, self.mode, True, selection, relevance, applied)
         if self.capture is not None:
-            self.capture.record(
-                pattern,
-                list(tools),
-                session_id,
-                mode=self.mode,
+            self._capture(
+                self.capture,
+                decision,
+                selection,
+                pattern=pattern,
+                tools=tools,
+                session_id=session_id,
                 top_k=limit,
-                always_keep=list(always_keep),
-                selected=list(selection.names),
-                relevance=None if relevance is None else list(relevance),
-                latency_ms=round(selection.latency_s * 1000, 3),
-                outcome=selection.outcome,
-                status=selection.status,
-                applied=applied,
-                returned=len(out),
+                always_keep=always_keep,
             )
-        return Decision(
-            tools=out,
+        return decision
+
+    def _capture(
+        self,
+        capture: CaptureWriter,
+        decision: Decision,
+        selection: Selection,
+        *,
+        pattern: str,
+        tools: Sequence[Any],
+        session_id: str | None,
+        top_k: int,
+        always_keep: Sequence[str],
+    ) -> None:
+        """One decision in the capture file."""
+        relevance = decision.relevance
+        capture.record(
+            pattern,
+            list(tools),
+            session_id,
             mode=self.mode,
-            sampled=True,
-            selection=selection,
-            relevance=relevance,
-            applied=applied,
+            top_k=top_k,
+            always_keep=list(always_keep),
+            selected=list(selection.names),
+            relevance=None if relevance is None else list(relevance),
+            latency_ms=round(selection.latency_s * 1000, 3),
+            outcome=selection.outcome,
+            status=selection.status,
+            applied=decision.applied,
+            returned=len(decision.tools),
         )
+
+    def _agree(
+        self, selection: Selection, relevance: tuple[str, ...], always_keep: Sequence[str]
+    ) -> None:
+        """Count whether the service and the relevance scorer picked the same tool first."""
+        if self.metrics is None:
+            return
+        agree = agreement(selection.names, relevance, always_keep)
+        result = "not_comparable" if agree.top1 is None else ("agree" if agree.top1 else "disagree")
+        self.metrics.shadow_top1.labels(result).inc()
 
     def _count(self, outcome: str, returned: int, selection: Selection | None = None) -> None:
         if self.metrics is None:

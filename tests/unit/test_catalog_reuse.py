@@ -13,14 +13,11 @@ import pytest
 from tests.fakes import HashingEncoder
 from tests.support import wait_until
 from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.lru import BoundedLRU
 from tool_selector.offline.naive import NaiveSelector
-from tool_selector.pipeline.catalog_store import (
-    CatalogCache,
-    CatalogEntry,
-    EmbeddingJobs,
-    QueryCache,
-    fingerprint,
-)
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogStore, fingerprint
+from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, build_catalog
 from tool_selector.ranking.dense import FloatArray
@@ -55,8 +52,8 @@ def selector(encoder: HashingEncoder, deadline: float = 10.0, **kw: object) -> S
     return Selector(
         encoder=encoder,
         cache=MemoryCache(1 << 20),
-        catalogs=CatalogCache(1000),
-        queries=QueryCache(100),
+        catalogs=CatalogStore(1000),
+        queries=BoundedLRU(100),
         embed_deadline=deadline,
         **kw,  # type: ignore[arg-type]
     )
@@ -75,19 +72,11 @@ def test_fingerprint_follows_the_tool_texts(other: list[Tool], same: bool) -> No
     assert (fingerprint(TOOLS) == fingerprint(other)) is same
 
 
-def test_catalog_cache_is_bounded_in_tools() -> None:
-    cache = CatalogCache(max_tools=4)
+def test_catalog_store_is_bounded_in_tools() -> None:
+    store = CatalogStore(max_tools=4)
     for name in ("a", "b"):
-        cache.put(name, CatalogEntry.of(build_catalog(TOOLS)))
-    assert (cache.get("a"), cache.get("b") is not None) == (None, True)
-
-
-def test_query_cache_evicts_the_oldest() -> None:
-    cache = QueryCache(max_items=1)
-    enc = HashingEncoder()
-    cache.put("m", "a", enc.encode(["a"])[0])
-    cache.put("m", "b", enc.encode(["b"])[0])
-    assert (cache.get("m", "a"), cache.get("m", "b") is not None) == (None, True)
+        store.find(ToolSource.of(TOOLS, name), build_catalog)
+    assert (store.get("a"), store.get("b") is not None) == (None, True)
 
 
 def test_a_repeated_catalog_is_reused_without_encoding_tools() -> None:
@@ -223,7 +212,7 @@ def test_warm_embeds_a_catalog_ahead_of_requests() -> None:
 
 
 def test_an_empty_cache_is_kept_not_mistaken_for_none() -> None:
-    catalogs = CatalogCache(10)
+    catalogs = CatalogStore(10)
     sel = Selector(cache=MemoryCache(1 << 10), catalogs=catalogs)
     assert (sel.cache.name, sel.catalogs is catalogs) == ("memory", True)
 
@@ -293,7 +282,7 @@ def test_a_warmed_catalog_serves_a_request_keyed_by_its_bytes() -> None:
     sel = selector(enc, deadline=0.0)
     sel.warm(TOOLS)
     texts = enc.texts
-    outcome = sel.select(request(), catalog_key="raw:first-spelling")
+    outcome = sel.select(Ask.of(request(), key="raw:first-spelling"))
     assert (outcome.catalog_reused, outcome.path, enc.texts - texts) == (True, "hybrid", 1)
 
 
@@ -302,18 +291,18 @@ def test_a_catalog_keyed_by_fingerprint_is_aliased_under_a_byte_key() -> None:
     sel = selector(HashingEncoder())
     first = sel.select(request())  # no byte key: stored under the tools' fingerprint
     doubled = request(tools=[*TOOLS, TOOLS[0]])
-    aliased = sel.select(doubled, catalog_key="raw:doubled")
-    again = sel.select(doubled, catalog_key="raw:doubled")
+    aliased = sel.select(Ask.of(doubled, key="raw:doubled"))
+    again = sel.select(Ask.of(doubled, key="raw:doubled"))
     assert first.catalog is not None
     assert (aliased.catalog is first.catalog, aliased.catalog_reused) == (True, True)
     assert (aliased.duplicates, again.duplicates, again.catalog is first.catalog) == (1, 1, True)
 
 
 def test_empty_catalogs_count_against_the_bound() -> None:
-    cache = CatalogCache(max_tools=2)
+    store = CatalogStore(max_tools=2)
     for key in ("a", "b", "c"):
-        cache.put(key, CatalogEntry.of(build_catalog([])))
-    assert (len(cache), cache.get("a")) == (2, None)
+        store.find(ToolSource.of([], key), build_catalog)
+    assert (len(store), store.get("a")) == (2, None)
 
 
 def test_an_evicted_catalog_is_freed_while_its_embedding_job_runs() -> None:
@@ -331,7 +320,7 @@ def test_an_evicted_catalog_is_freed_while_its_embedding_job_runs() -> None:
 
     before = catalogs()
     sel = Selector(
-        encoder=Gated(), cache=MemoryCache(1 << 20), catalogs=CatalogCache(3), embed_deadline=0
+        encoder=Gated(), cache=MemoryCache(1 << 20), catalogs=CatalogStore(3), embed_deadline=0
     )
     other = [Tool(name=f"other_{i}", description="something else") for i in range(3)]
     sel.select(request())  # its job starts and blocks in encode
@@ -344,6 +333,6 @@ def test_an_evicted_catalog_is_freed_while_its_embedding_job_runs() -> None:
 
 def test_cached_vectors_do_not_pin_their_batch() -> None:
     cache = MemoryCache(1 << 20)
-    sel = Selector(encoder=HashingEncoder(), cache=cache, catalogs=CatalogCache(100))
+    sel = Selector(encoder=HashingEncoder(), cache=cache, catalogs=CatalogStore(100))
     sel.select(request())
-    assert all(v is not None and v.base is None for v in cache.get_many(list(cache._items)))
+    assert all(v is not None and v.base is None for v in cache.get_many(cache._items.keys()))

@@ -1,38 +1,16 @@
-"""The two wire contracts: which one a body speaks, and how the compress one is adapted."""
+"""The two wire contracts: how the compress one is adapted, and each one's error body."""
 
 import json
 
 import msgspec
 import pytest
 
-from tool_selector.pipeline.contracts import (
-    COMPRESS,
-    SEARCH,
-    compress_tool,
-    contract_for,
-    error_bytes,
-)
+from tool_selector.http.edge import error_bytes
+from tool_selector.pipeline.contracts import compress_tool
 from tool_selector_client.wire import CompressTool
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 ANTHROPIC = {"name": "read", "description": "Read a file", "input_schema": SCHEMA}
-
-
-@pytest.mark.parametrize(
-    ("path", "body", "expected"),
-    [
-        ("/v1/tool-discovery/search", b'{"query":"x","tools":[]}', SEARCH),
-        ("/api/compress/tool-discovery/", b'{"query":"x","tools":[]}', COMPRESS),
-        ("/api/compress/tool-discovery", b'{"query":"x","tools":[]}', COMPRESS),
-        ("/api/compress/tool-discovery/", b'{"pattern":"x","tools":[]}', SEARCH),
-        ("/api/compress/tool-discovery/", b'{"pattern":"x","query":"y"}', COMPRESS),
-        ("/api/compress/tool-discovery/", b"[]", COMPRESS),
-        ("/api/compress/tool-discovery/", b"{not json", COMPRESS),
-    ],
-    ids=["search-path", "compress", "no-slash", "v0.5.2-body", "both", "array", "garbage"],
-)
-def test_contract_for(path: str, body: bytes, expected: object) -> None:
-    assert contract_for(path, body) is expected
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,11 @@ import gc
 import json
 from collections.abc import Callable
 
-from tool_selector.pipeline.catalog_store import CatalogCache
-from tool_selector.pipeline.raw_tools import RequestDecoder
+from tool_selector.pipeline.catalog_store import CatalogStore
+from tool_selector.pipeline.decoding import Decoder
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
+from tool_selector_client.wire import SEARCH_PATH
 
 CATALOGS, TOOLS = 8, 200
 
@@ -54,14 +55,13 @@ def tracked_growth(fill: Callable[[], object]) -> tuple[int, object]:
 
 
 def test_cached_cold_catalogs_add_a_constant_not_per_tool_objects() -> None:
-    selector = Selector(catalogs=CatalogCache(100_000))
-    decoder = RequestDecoder(Settings(), selector.catalogs)
+    selector = Selector(catalogs=CatalogStore(100_000))
+    decoder = Decoder(Settings())
     bodies = [body(c) for c in range(CATALOGS + 1)]
 
     def fill(raws: list[bytes]) -> object:
         for raw in raws:
-            decoded = decoder.decode(raw)
-            selector.select(decoded.request, decoded.catalog_key, decoded.entry)
+            selector.select(decoder.decode(raw, SEARCH_PATH)[1])
         return selector
 
     fill(bodies[:1])  # first use imports what bm25s loads lazily

@@ -6,8 +6,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.support import ROOT
-from tool_selector.http.shadow import ShadowMetrics
-from tool_selector.metrics import Metrics
+from tool_selector.metrics import Metrics, ShadowMetrics
 from tool_selector_client.metrics import ClientMetrics
 
 

@@ -11,7 +11,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tool_selector.errors import ConfigError
-from tool_selector.http.shadow import ShadowCompare, ShadowMetrics, relevance_picks
+from tool_selector.http.shadow import ShadowCompare, relevance_picks
+from tool_selector.metrics import ShadowMetrics
 from tool_selector.ranking.catalog import build_catalog, dedupe
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool

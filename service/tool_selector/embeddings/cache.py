@@ -10,13 +10,12 @@ is a different key (never a stale vector), and vectors from another model never 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
+from tool_selector.lru import BoundedLRU
 from tool_selector.ranking.dense import FloatArray
 
 #: Called after each lookup with (tier name, hits, misses); wired to the cache metric.
@@ -80,27 +79,18 @@ class MemoryCache:
     name = "memory"
 
     def __init__(self, max_bytes: int, observer: CacheObserver | None = None) -> None:
-        self._max_bytes = max_bytes
         self._observer = observer
-        self._bytes = 0
-        self._items: OrderedDict[bytes, FloatArray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._items: BoundedLRU[bytes, FloatArray] = BoundedLRU(max_bytes, _nbytes)
 
     @property
     def size_bytes(self) -> int:
-        return self._bytes
+        return self._items.weight
 
     def __len__(self) -> int:
         return len(self._items)
 
     def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
-        out: list[FloatArray | None] = []
-        with self._lock:
-            for key in keys:
-                vec = self._items.get(key)
-                if vec is not None:
-                    self._items.move_to_end(key)
-                out.append(vec)
+        out = self._items.get_many(keys)
         if self._observer and keys:
             hits = sum(v is not None for v in out)
             self._observer(self.name, hits, len(keys) - hits)
@@ -113,20 +103,17 @@ class MemoryCache:
         return None
 
     def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
-        with self._lock:
-            for key, vec in items:
-                stored = np.ascontiguousarray(vec, dtype=np.float32)
-                stored.setflags(write=False)
-                old = self._items.pop(key, None)
-                if old is not None:
-                    self._bytes -= old.nbytes
-                if stored.nbytes > self._max_bytes:
-                    continue
-                self._items[key] = stored
-                self._bytes += stored.nbytes
-                while self._bytes > self._max_bytes:
-                    _, evicted = self._items.popitem(last=False)
-                    self._bytes -= evicted.nbytes
+        self._items.put_many([(key, _frozen(vec)) for key, vec in items])
+
+
+def _nbytes(vec: FloatArray) -> int:
+    return vec.nbytes
+
+
+def _frozen(vec: FloatArray) -> FloatArray:
+    stored = np.ascontiguousarray(vec, dtype=np.float32)
+    stored.setflags(write=False)
+    return stored
 
 
 class TieredCache:

@@ -54,8 +54,8 @@ from tool_selector.errors import (
     Unauthorized,
 )
 from tool_selector.http.auth import KeyRing, tokens_from_headers
-from tool_selector.http.state import Runtime
-from tool_selector.pipeline.contracts import SEARCH_PATHS, error_bytes
+from tool_selector.http.edge import SEARCH_PATHS, error_bytes
+from tool_selector.http.state import AppState
 
 METRICS_PATH = "/metrics"
 
@@ -63,7 +63,7 @@ METRICS_PATH = "/metrics"
 class Guard:
     """The middleware; one instance per route, sharing ``state`` (slots and body bytes)."""
 
-    def __init__(self, app: ASGIApp, runtime: Runtime, keys: KeyRing, state: GuardState) -> None:
+    def __init__(self, app: ASGIApp, runtime: AppState, keys: KeyRing, state: GuardState) -> None:
         self.app = app
         self.runtime = runtime
         self.keys = keys
@@ -276,7 +276,7 @@ class GuardState:
             self._waiters.remove(handed)
 
 
-def guard_middleware(runtime: Runtime, keys: KeyRing) -> Any:
+def guard_middleware(runtime: AppState, keys: KeyRing) -> Any:
     """A Litestar middleware definition: ``Litestar(middleware=[guard_middleware(...)])``."""
     from litestar.middleware import DefineMiddleware  # noqa: PLC0415
 

@@ -1,8 +1,8 @@
-"""HTTP handlers: decode, call the core, encode. No ranking logic lives here.
+"""HTTP handlers: the body to the pipeline, its answer back. No ranking logic lives here.
 
-Both wire contracts (``tool_selector.pipeline.contracts``) run the same code: the contract is chosen
-from the path and the body, adapted to a ``SearchRequest``, ranked, and the names encoded in
-the contract's answer shape.
+Both wire contracts run the same code: ``pipeline.decoding`` tells the contract from the
+path and the body and decodes it once into an ``Ask``, the selector ranks it, and the
+contract encodes the names in its answer shape. Errors: ``http.edge``.
 """
 
 from __future__ import annotations
@@ -11,35 +11,26 @@ import time
 from functools import partial
 from typing import Any
 
+import msgspec
 from litestar import Request, Response, get, post
-from litestar.exceptions import HTTPException
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from tool_selector.errors import RequestError, UnsupportedMediaType
+from tool_selector.errors import UnsupportedMediaType
+from tool_selector.http.edge import JSON, error_bytes
 from tool_selector.http.shadow import ShadowCompare
-from tool_selector.http.state import Runtime
+from tool_selector.http.state import AppState
 from tool_selector.logs import log_request
-from tool_selector.pipeline.contracts import Contract, contract_for, error_bytes
-from tool_selector.pipeline.raw_tools import Decoded
+from tool_selector.pipeline.ask import Ask
+from tool_selector.pipeline.contracts import Contract
 from tool_selector.pipeline.selector import Outcome
 from tool_selector.ranking.ranker import Ranking
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
-_JSON = "application/json"
-_HTTP_CODES = {
-    401: "unauthorized",
-    404: "not_found",
-    405: "method_not_allowed",
-    408: "request_timeout",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    503: "unavailable",
-}
 
 
-def runtime_of(request: Request[Any, Any, Any]) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
+def runtime_of(request: Request[Any, Any, Any]) -> AppState:
+    runtime: AppState = request.app.state.runtime
     return runtime
 
 
@@ -62,7 +53,7 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         _require_json(request)
         body = await request.body()
-        contract, decoded, outcome = await runtime.workers.run(
+        contract, ask, outcome = await runtime.workers.run(
             partial(_decode_and_select, runtime, body, request.scope["path"]), started
         )
     except Exception:
@@ -70,39 +61,32 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise
     finally:
         runtime.metrics.in_flight.dec()
-    elapsed = time.perf_counter() - started
-    _record(runtime, decoded, outcome, elapsed, contract)
+    _record(runtime, ask, outcome, time.perf_counter() - started, contract)
     ranking = outcome.ranking
-    explanations = _explanations(ranking) if decoded.request.explain else None
     shadow: ShadowCompare | None = request.app.state.get("shadow")
     return Response(
-        contract.answer(ranking.names, explanations),
-        media_type=_JSON,
+        contract.answer(ranking.names, _explanations(ranking) if ask.explain else None),
+        media_type=JSON,
         headers={RANKING_HEADER: outcome.path},
-        background=shadow.task(decoded.request, outcome.catalog, ranking.names)
+        background=shadow.task(ask, outcome.catalog, ranking.names)
         if shadow and outcome.catalog is not None
         else None,
     )
 
 
 def _decode_and_select(
-    runtime: Runtime, body: bytes, path: str, started: float
-) -> tuple[Contract, Decoded, Outcome]:
-    """Tell the contract, decode (a resent tool list is not decoded again) and rank, in a
-    worker thread: even the contract's scan of the body stays off the event loop."""
-    contract = contract_for(path, body)
-    decoded = runtime.decoder.decode(body, contract)
+    runtime: AppState, body: bytes, path: str, started: float
+) -> tuple[Contract, Ask, Outcome]:
+    """Decode once and rank, in a worker thread (even the body scan stays off the loop)."""
+    contract, ask = runtime.decoder.decode(body, path)
     runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-    outcome = runtime.selector.select(
-        decoded.request, catalog_key=decoded.catalog_key, entry=decoded.entry
-    )
-    return contract, decoded, outcome
+    return contract, ask, runtime.selector.select(ask)
 
 
 @get("/healthz")
 async def healthz() -> Response[bytes]:
     """Alive: the process answers HTTP."""
-    return Response(b'{"status":"ok"}', media_type=_JSON)
+    return Response(b'{"status":"ok"}', media_type=JSON)
 
 
 @get("/readyz")
@@ -110,10 +94,10 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Ready: the embedding model is loaded and hybrid answers are possible."""
     runtime = runtime_of(request)
     if runtime.ready.is_set():
-        return Response(b'{"status":"ready"}', media_type=_JSON)
+        return Response(b'{"status":"ready"}', media_type=JSON)
     detail = runtime.load_error or "embedding model is loading"
     return Response(
-        error_bytes(request.scope["path"], "not_ready", detail), status_code=503, media_type=_JSON
+        error_bytes(request.scope["path"], "not_ready", detail), status_code=503, media_type=JSON
     )
 
 
@@ -127,32 +111,44 @@ async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 def _require_json(request: Request[Any, Any, Any]) -> None:
     media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media != _JSON:
+    if media != JSON:
         raise UnsupportedMediaType(
-            "unsupported_media_type", f"Content-Type must be {_JSON}, got {media or 'nothing'}"
+            "unsupported_media_type", f"Content-Type must be {JSON}, got {media or 'nothing'}"
         )
 
 
 def _explanations(ranking: Ranking) -> list[Explanation]:
-    return [
-        Explanation(
-            name=p.name,
-            reason=p.reason,
-            score=p.score,
-            bm25_score=p.bm25_score,
-            bm25_rank=p.bm25_rank,
-            dense_similarity=p.dense_similarity,
-            dense_rank=p.dense_rank,
-            matched_terms=list(p.matched_terms),
-        )
-        for p in ranking.picked
-    ]
+    return [msgspec.convert(p, Explanation, from_attributes=True) for p in ranking.picked]
 
 
 def _record(
-    runtime: Runtime, decoded: Decoded, outcome: Outcome, elapsed: float, contract: Contract
+    runtime: AppState, ask: Ask, outcome: Outcome, elapsed: float, contract: Contract
 ) -> None:
-    request = decoded.request
+    _count(runtime, ask, outcome, elapsed, contract)
+    pattern = runtime.redact(ask.pattern) if runtime.settings.log_redact else ask.pattern
+    log_request(
+        runtime.logger,
+        {
+            "event": "search",
+            "contract": contract.name,
+            "pattern": pattern,
+            "pattern_chars": ask.pattern_chars,
+            "tools": outcome.tools,
+            "duplicates": outcome.duplicates,
+            "top_k": ask.top_k,
+            "selected": outcome.ranking.names,
+            "no_match": outcome.ranking.no_match,
+            "path": outcome.path,
+            "deferred": outcome.deferred,
+            "ms": round(elapsed * 1000, 2),
+            "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
+        },
+    )
+
+
+def _count(
+    runtime: AppState, ask: Ask, outcome: Outcome, elapsed: float, contract: Contract
+) -> None:
     m = runtime.metrics
     outcome_label = "no_match" if outcome.ranking.no_match else "match"
     m.request_seconds.labels(outcome_label).observe(elapsed)
@@ -165,7 +161,7 @@ def _record(
         m.no_match.inc()
     if not outcome.ranking.picked:
         m.empty_answers.labels(contract.name).inc()
-    if decoded.pattern_cut:
+    if ask.pattern_cut:
         m.patterns_cut.inc()
     if outcome.duplicates:
         m.duplicates.inc(outcome.duplicates)
@@ -174,45 +170,3 @@ def _record(
     m.catalog_cache.labels("hit" if outcome.catalog_reused else "miss").inc()
     if outcome.path == "hybrid":
         m.query_cache.labels("hit" if outcome.query_cached else "miss").inc()
-    pattern = runtime.redact(request.pattern) if runtime.settings.log_redact else request.pattern
-    log_request(
-        runtime.logger,
-        {
-            "event": "search",
-            "contract": contract.name,
-            "pattern": pattern,
-            "pattern_chars": decoded.pattern_chars,
-            "tools": outcome.tools,
-            "duplicates": outcome.duplicates,
-            "top_k": request.top_k,
-            "selected": outcome.ranking.names,
-            "no_match": outcome.ranking.no_match,
-            "path": outcome.path,
-            "deferred": outcome.deferred,
-            "ms": round(elapsed * 1000, 2),
-            "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
-        },
-    )
-
-
-def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    """Translate any exception into the one JSON error shape (registered for all of them)."""
-    if isinstance(exc, RequestError):
-        status, code, detail = exc.status, exc.code, exc.detail
-    elif isinstance(exc, HTTPException):
-        status = exc.status_code
-        code = _HTTP_CODES.get(status, "http_error")
-        detail = exc.detail
-    else:
-        status, code, detail = 500, "internal_error", "internal error; see the service log"
-        runtime_of(request).logger.error("unhandled error", exc_info=exc)
-    runtime_of(request).metrics.errors.labels(code).inc()
-    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
-    if status == 401:
-        headers["WWW-Authenticate"] = "Bearer"
-    return Response(
-        error_bytes(request.scope["path"], code, detail),
-        status_code=status,
-        media_type=_JSON,
-        headers=headers,
-    )

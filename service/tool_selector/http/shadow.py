@@ -15,70 +15,15 @@ import threading
 import time
 
 from litestar.background_tasks import BackgroundTask
-from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from tool_selector.metrics import ShadowMetrics
+from tool_selector.pipeline.ask import Ask
 from tool_selector.ranking.catalog import Catalog
 from tool_selector_client.compare import Agreement, agreement
 from tool_selector_client.relevance import relevance_select
-from tool_selector_client.wire import SearchRequest
-
-RATIO_BUCKETS = (0.0, 0.2, 0.34, 0.5, 0.67, 0.8, 0.99, 1.0)
-DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 
 
-class ShadowMetrics:
-    """Agreement between the service's answers and the relevance scorer's picks."""
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.comparisons = Counter(
-            "tool_selector_shadow_comparisons_total",
-            "Searches compared with the relevance scorer.",
-            registry=registry,
-        )
-        self.top1 = Counter(
-            "tool_selector_shadow_top1_total",
-            "Comparisons by whether both first picks are the same "
-            "(agree, disagree; not_comparable when a side abstained).",
-            ["result"],
-            registry=registry,
-        )
-        self.overlap = Histogram(
-            "tool_selector_shadow_overlap_ratio",
-            "overlap@k: shared picks / the longer pick list (always_keep names excluded).",
-            buckets=RATIO_BUCKETS,
-            registry=registry,
-        )
-        self.jaccard = Histogram(
-            "tool_selector_shadow_jaccard_ratio",
-            "Jaccard similarity of the two pick sets (always_keep names excluded).",
-            buckets=RATIO_BUCKETS,
-            registry=registry,
-        )
-        self.abstain = Counter(
-            "tool_selector_shadow_abstain_total",
-            "Comparisons by which side returned nothing (none, selector, relevance, both).",
-            ["side"],
-            registry=registry,
-        )
-        self.errors = Counter(
-            "tool_selector_shadow_errors_total",
-            "Shadow comparisons that failed (swallowed; the answer was already sent).",
-            registry=registry,
-        )
-        self.skipped = Counter(
-            "tool_selector_shadow_skipped_total",
-            "Shadow comparisons skipped because too many were waiting.",
-            registry=registry,
-        )
-        self.seconds = Histogram(
-            "tool_selector_shadow_duration_seconds",
-            "Time to compute one shadow comparison (off the request path).",
-            buckets=DURATION_BUCKETS,
-            registry=registry,
-        )
-
-
-def relevance_picks(request: SearchRequest, catalog: Catalog) -> list[str]:
+def relevance_picks(request: Ask, catalog: Catalog) -> list[str]:
     """The relevance scorer's picks for ``request`` over the tools of its ``catalog``.
 
     The catalog, not ``request.tools``: a resent tool list is not decoded again, and the
@@ -103,15 +48,13 @@ class ShadowCompare:
         self, metrics: ShadowMetrics, max_pending: int = 64, max_busy: float = 0.1
     ) -> None:
         self.metrics = metrics
-        self._queue: queue.Queue[tuple[SearchRequest, Catalog, list[str]] | None] = queue.Queue(
-            max_pending
-        )
+        self._queue: queue.Queue[tuple[Ask, Catalog, list[str]] | None] = queue.Queue(max_pending)
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
         self._rest_per_busy = (1 - max_busy) / max_busy
         self._closing = threading.Event()
 
-    def compare(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> Agreement:
+    def compare(self, request: Ask, catalog: Catalog, selected: list[str]) -> Agreement:
         """Compare ``selected`` (our answer) with relevance's picks and record it."""
         started = time.perf_counter()
         forced = {n for n in request.always_keep if n in catalog.positions}
@@ -129,7 +72,7 @@ class ShadowCompare:
         m.seconds.observe(time.perf_counter() - started)
         return result
 
-    def task(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> BackgroundTask:
+    def task(self, request: Ask, catalog: Catalog, selected: list[str]) -> BackgroundTask:
         """A background task that hands the comparison to the shadow thread.
 
         It is a coroutine on purpose: Litestar runs a sync background task on the event
@@ -138,10 +81,10 @@ class ShadowCompare:
         """
         return BackgroundTask(self._enqueue, request, catalog, list(selected))
 
-    async def _enqueue(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> None:
+    async def _enqueue(self, request: Ask, catalog: Catalog, selected: list[str]) -> None:
         self.submit(request, catalog, selected)
 
-    def submit(self, request: SearchRequest, catalog: Catalog, selected: list[str]) -> bool:
+    def submit(self, request: Ask, catalog: Catalog, selected: list[str]) -> bool:
         """Queue one comparison; False (and counted as skipped) when the queue is full."""
         self._ensure_worker()
         try:

@@ -5,13 +5,7 @@ Kept apart from ``app.py`` so the app factory stays wiring-only and short.
 
 from __future__ import annotations
 
-import gc
 import logging
-import time
-from pathlib import Path
-
-import msgspec
-from threadpoolctl import threadpool_limits
 
 from tool_selector.embeddings.breaker import BreakerState
 from tool_selector.embeddings.cache import (
@@ -21,20 +15,18 @@ from tool_selector.embeddings.cache import (
     NullCache,
     TieredCache,
 )
-from tool_selector.errors import ConfigError
+from tool_selector.lru import BoundedLRU
 from tool_selector.metrics import Metrics
-from tool_selector.pipeline.catalog_store import CatalogCache, EmbeddingJobs, JobEvent, QueryCache
+from tool_selector.pipeline.catalog_store import CatalogStore
+from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
-from tool_selector_client.wire import Tool
 
 
-class _WarmupLine(msgspec.Struct):
-    tools: list[Tool]
-
-
-def build_selector(settings: Settings, metrics: Metrics) -> Selector:
-    """The selector the settings describe, with every cache reporting to ``metrics``."""
+def build_selector(
+    settings: Settings, metrics: Metrics, kind: type[Selector] = Selector
+) -> Selector:
+    """The selector the settings describe (of ``kind``), every cache reporting to ``metrics``."""
 
     def observe(tier: str, hits: int, misses: int) -> None:
         if hits:
@@ -48,15 +40,10 @@ def build_selector(settings: Settings, metrics: Metrics) -> Selector:
     cache = build_cache(settings, metrics, observe)
     jobs = EmbeddingJobs(max_queued=settings.embed_queue_size, on_event=on_job)
     metrics.embedding_queue_depth.set_function(lambda: jobs.depth)
-    kind: type[Selector] = Selector
-    if settings.pipeline == "naive":
-        from tool_selector.offline.naive import NaiveSelector  # noqa: PLC0415
-
-        kind = NaiveSelector
     return kind(
         cache=cache,
-        catalogs=CatalogCache(settings.catalog_cache_tools),
-        queries=QueryCache(settings.query_cache_size),
+        catalogs=CatalogStore(settings.catalog_cache_tools),
+        queries=BoundedLRU(settings.query_cache_size),
         jobs=jobs,
         embed_deadline=settings.embed_deadline_ms / 1000,
         batch_size=settings.embed_batch_size,
@@ -97,55 +84,3 @@ def build_cache(
         observer=observer,
     )
     return TieredCache(near, far)
-
-
-def read_warmup(path: Path) -> list[list[Tool]]:
-    """Catalogs of a warm-up file: one JSON object ``{"tools": [...]}`` per line."""
-    decoder = msgspec.json.Decoder(_WarmupLine)
-    catalogs: list[list[Tool]] = []
-    try:
-        lines = path.read_bytes().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"TOOL_SELECTOR_WARMUP_FILE={path}: {exc.strerror}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            catalogs.append(decoder.decode(line).tools)
-        except msgspec.DecodeError as exc:
-            raise ConfigError(f"TOOL_SELECTOR_WARMUP_FILE={path} line {number}: {exc}") from exc
-    return catalogs
-
-
-def warm_up(selector: Selector, path: Path) -> None:
-    """Embed every catalog of the warm-up file now, logging progress (blocks until done)."""
-    logger = logging.getLogger("tool_selector.warmup")
-    catalogs = read_warmup(path)
-    started = time.perf_counter()
-    for n, tools in enumerate(catalogs, 1):
-        encoded = selector.warm(tools)
-        logger.info(
-            "warm-up %d/%d: %d tools, %d encoded (%.1fs)",
-            n,
-            len(catalogs),
-            len(tools),
-            encoded,
-            time.perf_counter() - started,
-        )
-    selector.cache.flush(10.0)
-
-
-def limit_blas_threads(threads: int) -> None:
-    """Cap the threads of the BLAS libraries loaded so far (``threadpoolctl``); 0 leaves them
-    alone. Process-wide and permanent, but blind to libraries loaded later: the app calls it
-    before serving and again once the encoder (which may load SciPy's own BLAS) is in."""
-    if threads:
-        threadpool_limits(limits=threads, user_api="blas")
-
-
-def settle_heap() -> None:
-    """Collect once, then move every object alive now (model, modules, warm catalogs) out of
-    the garbage collector's reach (``gc.freeze``). A full collection over them took 60-80 ms
-    with a 4,000-tool catalog warm, which showed up as p99 spikes on warm requests."""
-    gc.collect()
-    gc.freeze()

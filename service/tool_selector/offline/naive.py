@@ -12,34 +12,29 @@ import time
 import numpy as np
 
 from tool_selector.errors import MissingDependencyError
-from tool_selector.pipeline.catalog_store import CatalogEntry
+from tool_selector.pipeline.ask import Ask
 from tool_selector.pipeline.selector import Outcome, Selector
 from tool_selector.ranking.bm25 import document_tokens
 from tool_selector.ranking.catalog import build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores
-from tool_selector.ranking.ranker import Query, select
+from tool_selector.ranking.ranker import Query, rank
 from tool_selector_client.wire import SearchRequest
 
 
 class NaiveSelector(Selector):
     """rank_bm25 + uncached embeddings, every request."""
 
-    def select(
-        self,
-        request: SearchRequest,
-        catalog_key: str | None = None,
-        entry: CatalogEntry | None = None,
-    ) -> Outcome:
-        if entry is not None:  # the app never builds a raw-bytes decoder for this pipeline
-            raise ValueError("the naive baseline decodes every request; it takes no cached entry")
+    def select(self, request: Ask | SearchRequest) -> Outcome:
+        """Decode every request's tools, index and embed them all, then rank."""
+        ask = request if isinstance(request, Ask) else Ask.of(request)
         try:
             from rank_bm25 import BM25Okapi  # noqa: PLC0415
         except ImportError as exc:
             raise MissingDependencyError("rank-bm25", "pip install rank-bm25") from exc
         started = time.perf_counter()
-        unique, duplicates = dedupe(request.tools)
+        unique, duplicates = dedupe(ask.tools.load())
         catalog = build_catalog(unique, self.weights)
-        query = Query.parse(request.pattern)
+        query = Query.parse(ask.pattern)
         docs = [document_tokens(t, self.weights) or ["<empty>"] for t in catalog.texts]
         bm25 = np.asarray(BM25Okapi(docs).get_scores(list(query.terms)), dtype=np.float32)
         bm25 = np.maximum(bm25, 0).astype(np.float32)
@@ -47,14 +42,14 @@ class NaiveSelector(Selector):
         encoder = self.encoder
         if encoder is not None and len(catalog):
             matrix = encoder.encode([t.dense_text() for t in catalog.texts])
-            dense = cosine_scores(encoder.encode([request.pattern])[0], matrix)
-        ranking = select(
+            dense = cosine_scores(encoder.encode([ask.pattern])[0], matrix)
+        ranking = rank(
             catalog,
             query,
             bm25=bm25,
             dense=dense,
-            top_k=request.top_k,
-            always_keep=request.always_keep,
+            top_k=ask.top_k,
+            always_keep=ask.always_keep,
             params=self.params,
         )
         return Outcome(

@@ -1,38 +1,156 @@
-"""Request bytes -> a validated ``SearchRequest``, or a ``BadRequest`` saying exactly why.
+"""Request bytes -> an ``Ask``, decoded once, or a ``BadRequest`` saying exactly why.
 
-Either contract's body (``tool_selector.pipeline.contracts``) is decoded into its own wire type and
-adapted to a ``SearchRequest``; the limits are checked on that, in the contract's own field
-names. A pattern longer than ``max_pattern_chars`` is cut, never refused (``cut_pattern``):
-one proxy line sends the user's whole last message, and a real message is never bad input.
+The body is decoded into its contract's wire type with ``tools`` kept as raw bytes
+(``msgspec.Raw``: a scan, no objects; every other field validated as usual). The tools
+become a ``ToolSource`` that decodes those bytes (and checks their limits) only when the
+catalog store has no catalog for them. A proxy resends the same deferred tools on every
+model turn, byte for byte, and decoding them costs far more than ranking (about 100 ms for
+4,000 tools on 2 cores), so a tool list of at least ``MIN_RAW_KEY_BYTES`` is named by the
+hash of its bytes (``raw:<contract>:<sha1>``): identical bytes decode to identical tools, so
+an answer from the catalog built from them cannot differ from a full decode. Nothing is
+remembered here; the catalog store owns every cache.
 
-Decoding is strict (msgspec, no lax coercion: ``"top_k": "2"`` is an error). msgspec raises
-``UnicodeDecodeError`` on invalid UTF-8 and ``RecursionError`` on absurd nesting rather than
-its own errors; both are translated here so the edge never sees a foreign exception.
+The contract comes from the path; on the compress path a body that fails that contract's
+decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the search
+contract's (a second scan, for that release only). A pattern longer than
+``max_pattern_chars`` is cut, never refused (``cut_pattern``): one proxy line sends the
+user's whole last message, and a real message is never bad input.
+
+Decoding is strict (msgspec, no lax coercion: ``"top_k": "2"`` is an error); foreign decode
+errors become ``BadRequest`` through the one table in ``tool_selector.errors``. Known
+difference from decoding all at once: an error inside ``tools`` is reported after one in
+the other fields, and a body with ``tools`` twice is answered from the last copy without
+the earlier one being checked.
 """
 
 from __future__ import annotations
 
+import hashlib
+from functools import partial
 from typing import Any
 
 import msgspec
 
-from tool_selector.errors import BadRequest
-from tool_selector.pipeline.contracts import CONTRACTS, SEARCH, Contract
+from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
 from tool_selector.settings import Settings
-from tool_selector_client.wire import SearchRequest
+from tool_selector_client.wire import Tool
 
-_DECODERS = {c.name: msgspec.json.Decoder(c.wire) for c in CONTRACTS}
+#: Tool arrays smaller than this are cheap to decode; they are not named by their bytes.
+MIN_RAW_KEY_BYTES = 4096
+
+
+def _head_type(wire: type[msgspec.Struct]) -> type[msgspec.Struct]:
+    """``wire`` with ``tools`` left as raw bytes (derived, so it tracks the wire type)."""
+    fields: list[tuple[str, object, object]] = []
+    for f in msgspec.structs.fields(wire):
+        kind = msgspec.Raw if f.name == "tools" else f.type
+        if f.default is not msgspec.NODEFAULT:
+            fields.append((f.name, kind, f.default))
+        elif f.default_factory is not msgspec.NODEFAULT:
+            fields.append((f.name, kind, msgspec.field(default_factory=f.default_factory)))
+        else:
+            fields.append((f.name, kind, msgspec.NODEFAULT))
+    required = [(n, k) for n, k, d in fields if d is msgspec.NODEFAULT]
+    optional = [(n, k, d) for n, k, d in fields if d is not msgspec.NODEFAULT]
+    return msgspec.defstruct(f"{wire.__name__}Head", [*required, *optional], frozen=True)
+
+
+_HEADS = {c.name: msgspec.json.Decoder(_head_type(c.wire)) for c in CONTRACTS}
+_WHOLE = {c.name: msgspec.json.Decoder(c.wire) for c in CONTRACTS}
+_TOOLS = {c.name: msgspec.json.Decoder(list[c.tool]) for c in CONTRACTS}  # type: ignore[name-defined]
+
+
+class _Shape(msgspec.Struct):
+    """Which of the two request fields a body has (empty ``Raw``: absent)."""
+
+    pattern: msgspec.Raw = msgspec.Raw()
+    query: msgspec.Raw = msgspec.Raw()
+
+
+_SHAPE = msgspec.json.Decoder(_Shape)
+
+
+class Decoder:
+    """Body bytes of either contract -> ``(contract, Ask)``. ``name_by_bytes=False`` never
+    names a tool list by its bytes (the store then fingerprints every decoded list)."""
+
+    def __init__(self, settings: Settings, *, name_by_bytes: bool = True) -> None:
+        self._settings = settings
+        self._name_by_bytes = name_by_bytes
+
+    def decode(self, body: bytes, path: str) -> tuple[Contract, Ask]:
+        """Decode and validate ``body`` sent to ``path``; raises ``BadRequest``."""
+        if not body.strip():
+            raise BadRequest("empty_body", "request body is empty; send a JSON object")
+        contract, head = _head(body, path)
+        _check_head(head, self._settings, contract)
+        raw: msgspec.Raw = head.tools
+        key = None
+        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
+            # sha1: fast in hardware; only a second preimage of someone's catalog could mislead
+            key = f"raw:{contract.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
+        sent: str = contract.read(head, "pattern")
+        ask = Ask(
+            pattern=cut_pattern(sent, self._settings.max_pattern_chars),
+            tools=ToolSource(key, partial(self._tools, contract, raw)),
+            top_k=contract.read(head, "top_k"),
+            always_keep=tuple(contract.read(head, "always_keep") or ()),
+            explain=contract.read(head, "explain", False),
+            pattern_chars=len(sent),
+        )
+        return contract, ask
+
+    def _tools(self, contract: Contract, raw: msgspec.Raw) -> list[Tool]:
+        """The raw tool bytes decoded, as the pipeline's ``Tool``, within the limits."""
+        try:
+            sent = _TOOLS[contract.name].decode(raw)
+        except DECODE_ERRORS as exc:
+            raise bad_request(exc, "$.tools") from exc
+        tools = sent if contract.to_tool is None else [contract.to_tool(t) for t in sent]
+        _check_tools(tools, self._settings)
+        return tools
+
+
+def _head(body: bytes, path: str) -> tuple[Contract, Any]:
+    """The contract of ``body`` on ``path`` and its decoded head (see the module)."""
+    if not is_compress_path(path):
+        return SEARCH, _decode(SEARCH, body)
+    try:
+        return COMPRESS, _decode(COMPRESS, body)
+    except BadRequest:
+        if not _search_shaped(body):
+            raise
+    return SEARCH, _decode(SEARCH, body)
+
+
+def _decode(contract: Contract, body: bytes) -> Any:
+    """The body's head; a body too deep to scan is decoded whole, which names its first
+    wrong type when it has one (``"tools": [[[...]]]`` is a wrong type, not a depth)."""
+    try:
+        return _HEADS[contract.name].decode(body)
+    except RecursionError:
+        try:
+            _WHOLE[contract.name].decode(body)
+        except DECODE_ERRORS as exc:
+            raise bad_request(exc) from exc
+        raise BadRequest("too_deep", "JSON nesting is too deep") from None
+    except DECODE_ERRORS as exc:
+        raise bad_request(exc) from exc
+
+
+def _search_shaped(body: bytes) -> bool:
+    """Whether ``body`` has ``pattern`` and no ``query`` (a scan that builds no objects)."""
+    try:
+        shape = _SHAPE.decode(body)
+    except DECODE_ERRORS:
+        return False
+    return bool(shape.pattern) and not shape.query
+
+
 #: A cut pattern keeps this share of its budget from its start, the rest from its end.
 HEAD_SHARE = 0.5
-
-
-def checked(request: SearchRequest, settings: Settings, contract: Contract) -> SearchRequest:
-    """``request`` with its pattern cut to ``max_pattern_chars``, once the limits pass."""
-    check_limits(request, settings, contract)
-    pattern = cut_pattern(request.pattern, settings.max_pattern_chars)
-    if pattern is request.pattern:
-        return request
-    return msgspec.structs.replace(request, pattern=pattern)
 
 
 def cut_pattern(pattern: str, max_chars: int) -> str:
@@ -70,42 +188,31 @@ def _drop_partial(text: str, *, last: bool) -> str:
     return parts[0] if last else parts[1]
 
 
-def decode_wire(body: bytes, contract: Contract = SEARCH) -> Any:
-    """The body as ``contract``'s wire struct; foreign decode errors become ``BadRequest``."""
-    if not body.strip():
-        raise BadRequest("empty_body", "request body is empty; send a JSON object")
-    try:
-        return _DECODERS[contract.name].decode(body)
-    except msgspec.ValidationError as exc:
-        raise BadRequest("invalid_request", str(exc)) from exc
-    except msgspec.DecodeError as exc:
-        raise BadRequest("malformed_json", f"body is not valid JSON: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise BadRequest("invalid_utf8", f"body is not valid UTF-8: {exc.reason}") from exc
-    except RecursionError as exc:
-        raise BadRequest("too_deep", "JSON nesting is too deep") from exc
-
-
-def check_limits(request: SearchRequest, settings: Settings, contract: Contract = SEARCH) -> None:
-    """Apply the operator-tunable limits that the wire types cannot know."""
-    if request.top_k > settings.max_top_k:
+def _check_head(head: Any, settings: Settings, contract: Contract) -> None:
+    """The operator-tunable limits on a request's own fields (its tools: ``_check_tools``)."""
+    top_k = contract.read(head, "top_k")
+    if top_k > settings.max_top_k:
         raise BadRequest(
             "top_k_out_of_range",
-            f"{contract.field('top_k')} must be between 1 and {settings.max_top_k}, "
-            f"got {request.top_k}",
+            f"{contract.field('top_k')} must be between 1 and {settings.max_top_k}, got {top_k}",
         )
-    if len(request.tools) > settings.max_tools:
-        raise BadRequest(
-            "too_many_tools", f"{len(request.tools)} tools sent; the limit is {settings.max_tools}"
-        )
-    if len(request.always_keep) > settings.max_tools:
+    always_keep = contract.read(head, "always_keep") or []
+    if len(always_keep) > settings.max_tools:
         raise BadRequest(
             "too_many_always_keep",
-            f"{len(request.always_keep)} always_keep names; the limit is {settings.max_tools}",
+            f"{len(always_keep)} always_keep names; the limit is {settings.max_tools}",
         )
-    for i, name in enumerate(request.always_keep):
+    for i, name in enumerate(always_keep):
         _check_name(name, f"always_keep[{i}]", settings)
-    for i, tool in enumerate(request.tools):
+
+
+def _check_tools(tools: list[Tool], settings: Settings) -> None:
+    """The operator-tunable limits on the tools, which the wire types cannot know."""
+    if len(tools) > settings.max_tools:
+        raise BadRequest(
+            "too_many_tools", f"{len(tools)} tools sent; the limit is {settings.max_tools}"
+        )
+    for i, tool in enumerate(tools):
         _check_name(tool.name, f"tools[{i}].name", settings)
         if tool.description is not None and len(tool.description) > settings.max_description_chars:
             raise BadRequest(

@@ -1,12 +1,12 @@
-"""The selection pipeline shared by the endpoint and ``tool-selector eval``.
+"""The one ``select``, shared by the endpoint and ``tool-selector eval``.
 
-request -> deduplicated tools -> fingerprint -> catalog (reused, or built: texts, BM25 index)
--> BM25 scores -> tool-embedding matrix (reused, or cache tiers, or encoded within the
-deadline, else embedded in the background) -> query vector (LRU) -> cosine -> fusion ->
-ranked names. While the full model has no matrix for the catalog, the static arm (a
-table lookup per token, ``embeddings/static.py``) gives the dense scores, fused with the
-static arm's own parameters (path ``static``); without it the answer is BM25 alone.
-Synchronous and framework-free: the HTTP layer runs it in a worker thread.
+``Ask`` -> the catalog store, looked up once (the catalog reused, or its tools decoded,
+deduplicated and built: texts, BM25 index) -> BM25 scores -> tool-embedding matrix (reused,
+or cache tiers, or encoded within the deadline, else embedded in the background) -> query
+vector (LRU) -> cosine -> fusion -> ranked names. While the full model has no matrix for the
+catalog, the static arm (a table lookup per token, ``embeddings/static.py``) gives the dense
+scores, fused with the static arm's own parameters (path ``static``); without it the answer
+is BM25 alone. Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -22,21 +22,19 @@ import numpy as np
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.embeddings.static import static_text
-from tool_selector.pipeline.catalog_store import (
-    CatalogCache,
-    CatalogEntry,
-    EmbeddingJobs,
-    QueryCache,
-    fingerprint,
-    stack,
-)
+from tool_selector.lru import BoundedLRU
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
+from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.ranking.bm25 import FieldWeights
-from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
+from tool_selector.ranking.catalog import Catalog, build_catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams
-from tool_selector.ranking.ranker import Query, Ranking, select
+from tool_selector.ranking.ranker import Query, Ranking, rank
 from tool_selector_client.wire import SearchRequest, Tool
 
+#: Query vectors by (model id, pattern).
+QueryCache = BoundedLRU[tuple[str, str], FloatArray]
 RankingPath = Literal["hybrid", "static", "lexical"]
 #: Fusion of the static arm with a static query vector (while the model loads): the same
 #: fusion, floors higher (its cosines run higher). Fusion of the static arm with the model's
@@ -50,7 +48,7 @@ CROSS_PARAMS = FusionParams(tool_floor=0.10, no_match_floor=0.14)
 DEFAULT_BATCH = 16
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """A ranking plus what it took to make it (for metrics and logs)."""
 
@@ -66,6 +64,27 @@ class Outcome:
     query_cached: bool = False
     deferred: bool = False
     catalog: Catalog | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMatrix:
+    """The catalog's embedding matrix if it could be had in time, and what that took."""
+
+    matrix: FloatArray | None = None
+    hits: int = 0
+    misses: int = 0
+    deferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DenseArm:
+    """The dense scores a request is fused with (``None``: lexical) and how they were had."""
+
+    scores: FloatArray | None
+    params: FusionParams
+    path: RankingPath
+    tools: ToolMatrix
+    query_cached: bool = False
 
 
 @contextmanager
@@ -95,7 +114,7 @@ class Selector:
         params: FusionParams | None = None,
         weights: FieldWeights | None = None,
         *,
-        catalogs: CatalogCache | None = None,
+        catalogs: CatalogStore | None = None,
         queries: QueryCache | None = None,
         jobs: EmbeddingJobs | None = None,
         embed_deadline: float = 0.06,
@@ -109,8 +128,8 @@ class Selector:
         self.cache: EmbeddingCache = NullCache() if cache is None else cache
         self.params = FusionParams() if params is None else params
         self.weights = FieldWeights() if weights is None else weights
-        self.catalogs = CatalogCache(0) if catalogs is None else catalogs
-        self.queries = QueryCache(0) if queries is None else queries
+        self.catalogs = CatalogStore(0) if catalogs is None else catalogs
+        self.queries: QueryCache = BoundedLRU(0) if queries is None else queries
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
         self.batch_size = max(1, batch_size)
@@ -118,70 +137,65 @@ class Selector:
         self.static_params = static_params
         self.cross_params = cross_params
 
-    def select(
-        self,
-        request: SearchRequest,
-        catalog_key: str | None = None,
-        entry: CatalogEntry | None = None,
-    ) -> Outcome:
-        """Rank ``request.tools`` for ``request.pattern`` per SPEC.md rules 1-5.
-
-        ``catalog_key`` (from ``fastpath.RequestDecoder``) identifies the tool list when the
-        caller already hashed it; otherwise the deduplicated tools are fingerprinted here.
-        ``entry`` is the catalog the caller already found under ``catalog_key`` for a resent
-        tool list it did not decode: ``request.tools`` is then not read.
-        """
+    def select(self, request: Ask | SearchRequest) -> Outcome:
+        """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
+        ``SearchRequest`` is ranked as ``Ask.of`` it)."""
+        ask = request if isinstance(request, Ask) else Ask.of(request)
         started = time.perf_counter()
         timings: dict[str, float] = {}
         with _timed(timings, "catalog"):
-            if entry is not None:
-                if catalog_key is None:
-                    raise ValueError("a cached catalog entry needs its catalog_key")
-                key, reused, duplicates = catalog_key, True, entry.duplicates
-            else:
-                unique, duplicates = dedupe(request.tools)
-                key = catalog_key or fingerprint(unique)
-                entry, reused = self._entry(key, unique, duplicates, by_bytes=bool(catalog_key))
-        catalog = entry.catalog
+            found = self.catalogs.find(ask.tools, self._build)
+        catalog = found.entry.catalog
         with _timed(timings, "lexical"):
-            query = Query.parse(request.pattern)
+            query = Query.parse(ask.pattern)
             bm25 = catalog.index.scores(query.terms)
-        outcome = Outcome(
-            ranking=Ranking(picked=(), no_match=True),
-            path="lexical",
-            tools=len(catalog),
-            duplicates=duplicates,
-            unknown_always_keep=sum(
-                1 for n in set(request.always_keep) if n not in catalog.positions
-            ),
-            timings=timings,
-            catalog_reused=reused,
-            catalog=catalog,
-        )
-        encoder = self.encoder
-        dense: FloatArray | None = None
-        params = self.params
-        if encoder is not None and len(catalog):
-            with _timed(timings, "embed"):
-                matrix = self._tool_matrix(encoder, key, entry, started, outcome)
-                if matrix is not None:
-                    qvec = self._query_vector(encoder, request.pattern, outcome)
-                    dense, outcome.path = cosine_scores(qvec, matrix), "hybrid"
-        if dense is None and self.static is not None and len(catalog):
-            with _timed(timings, "static"):
-                dense, params = self._static_scores(self.static, entry, request.pattern, outcome)
-                outcome.path = "static"
+        dense = self._dense_arm(found, ask.pattern, started, timings)
         with _timed(timings, "fuse"):
-            outcome.ranking = select(
+            ranking = rank(
                 catalog,
                 query,
                 bm25=bm25,
-                dense=dense,
-                top_k=request.top_k,
-                always_keep=request.always_keep,
-                params=params,
+                dense=dense.scores,
+                top_k=ask.top_k,
+                always_keep=ask.always_keep,
+                params=dense.params,
             )
-        return outcome
+        return Outcome(
+            ranking=ranking,
+            path=dense.path,
+            tools=len(catalog),
+            duplicates=found.duplicates,
+            unknown_always_keep=sum(1 for n in set(ask.always_keep) if n not in catalog.positions),
+            cache_hits=dense.tools.hits,
+            cache_misses=dense.tools.misses,
+            timings=timings,
+            catalog_reused=found.reused,
+            query_cached=dense.query_cached,
+            deferred=dense.tools.deferred,
+            catalog=catalog,
+        )
+
+    def _dense_arm(
+        self, found: Found, pattern: str, started: float, timings: dict[str, float]
+    ) -> DenseArm:
+        """The full model's cosines when the catalog's matrix is at hand (``hybrid``), else
+        the static arm's (``static``), else none (``lexical``)."""
+        encoder, tools = self.encoder, ToolMatrix()
+        if encoder is not None and len(found.entry.catalog):
+            with _timed(timings, "embed"):
+                tools = self._tool_matrix(encoder, found, started)
+                if tools.matrix is not None:
+                    qvec, cached = self._query_vector(encoder, pattern)
+                    scores = cosine_scores(qvec, tools.matrix)
+                    return DenseArm(scores, self.params, "hybrid", tools, cached)
+        if self.static is not None and len(found.entry.catalog):
+            with _timed(timings, "static"):
+                scores, params, cached = self._static_scores(self.static, found.entry, pattern)
+                return DenseArm(scores, params, "static", tools, cached)
+        return DenseArm(None, self.params, "lexical", tools)
+
+    def _build(self, tools: list[Tool]) -> Catalog:
+        return build_catalog(tools, self.weights)
 
     def warm(self, tools: list[Tool]) -> int:
         """Build and fully embed one tool catalog now, in this thread (startup warm-up).
@@ -210,55 +224,30 @@ class Selector:
         return entry.catalog, matrix if matrix is not None else self._complete(encoder, entry)
 
     def _entry_for(self, tools: list[Tool]) -> CatalogEntry:
-        unique, _ = dedupe(tools)
-        entry, _ = self._entry(fingerprint(unique), unique)
-        return entry
+        return self.catalogs.find(ToolSource.of(tools), self._build).entry
 
-    def _entry(
-        self, key: str, unique: list[Tool], duplicates: int = 0, *, by_bytes: bool = False
-    ) -> tuple[CatalogEntry, bool]:
-        """The cached entry under ``key``, else a new one (built, or aliased: see below).
-
-        ``by_bytes``: ``key`` hashes the request's raw tool bytes. On a miss the tools' own
-        fingerprint is tried too (0.8 ms for 300 tools, 12.5 ms for 4,000, against 42 and
-        421 ms to build), so a catalog from the warm-up file, or the same tools spelled in
-        other bytes, is reused instead of rebuilt, and aliased under ``key`` for next time.
-        """
-        entry = self.catalogs.get(key)
-        if entry is not None:
-            return entry, True
-        if by_bytes:
-            known = self.catalogs.get(fingerprint(unique))
-            if known is not None:
-                return self.catalogs.put(key, known.alias(duplicates)), True
-        entry = CatalogEntry.of(build_catalog(unique, self.weights), duplicates)
-        return self.catalogs.put(key, entry), False
-
-    def _tool_matrix(
-        self, encoder: Encoder, key: str, entry: CatalogEntry, started: float, outcome: Outcome
-    ) -> FloatArray | None:
-        """The catalog's embedding matrix if it can be had within the deadline, else ``None``."""
-        model = encoder.model_id
+    def _tool_matrix(self, encoder: Encoder, found: Found, started: float) -> ToolMatrix:
+        """The catalog's embedding matrix if it can be had within the deadline."""
+        model, entry = encoder.model_id, found.entry
         matrix = entry.matrix(model)
         if matrix is not None:
-            outcome.cache_hits = len(entry.catalog)
-            return matrix
-        found = self.cache.get_many(entry.keys(model))
-        missing = sum(v is None for v in found)
-        outcome.cache_hits, outcome.cache_misses = len(found) - missing, missing
-        if not missing:
-            matrix = stack(found, encoder.dim)
+            return ToolMatrix(matrix, hits=len(entry.catalog))
+        cached = self.cache.get_many(entry.keys(model))
+        misses = sum(v is None for v in cached)
+        hits = len(cached) - misses
+        if not misses:
+            matrix = stack(cached, encoder.dim)
             entry.set_matrix(model, matrix)
-            return matrix
+            return ToolMatrix(matrix, hits)
         remaining = self.embed_deadline - (time.perf_counter() - started)
-        job, owner = self.jobs.claim(f"{model}\x00{key}")
+        job, owner = self.jobs.claim(f"{model}\x00{found.key}")
         if not owner:
-            return None if job.background else job.wait(remaining)
-        if self.jobs.estimate(missing) <= remaining:
-            return self.jobs.run_inline(job, lambda: self._complete(encoder, entry))
-        outcome.deferred = True
-        self.jobs.enqueue(job, self._background(encoder, key, entry))
-        return None
+            return ToolMatrix(None if job.background else job.wait(remaining), hits, misses)
+        if self.jobs.estimate(misses) <= remaining:
+            done = self.jobs.run_inline(job, lambda: self._complete(encoder, entry))
+            return ToolMatrix(done, hits, misses)
+        self.jobs.enqueue(job, self._background(encoder, found.key, entry))
+        return ToolMatrix(None, hits, misses, deferred=True)
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry
@@ -326,12 +315,13 @@ class Selector:
         return stack(found, encoder.dim)
 
     def _static_scores(
-        self, static: Encoder, entry: CatalogEntry, pattern: str, outcome: Outcome
-    ) -> tuple[FloatArray, FusionParams]:
-        """Cosines from the static arm and the parameters that fuse them. Its matrix is built
-        on first use (milliseconds) and kept on the entry; never cached by text (recomputing
-        is as cheap as a lookup). The query is the model's vector when it shares the table's
-        space (same dimensions; the static rows are the model's own outputs), else static."""
+        self, static: Encoder, entry: CatalogEntry, pattern: str
+    ) -> tuple[FloatArray, FusionParams, bool]:
+        """Cosines from the static arm, the parameters that fuse them, and whether the query
+        vector was cached. Its matrix is built on first use (milliseconds) and kept on the
+        entry; never cached by text (recomputing is as cheap as a lookup). The query is the
+        model's vector when it shares the table's space (same dimensions; the static rows are
+        the model's own outputs), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
             texts = [static_text(t) for t in entry.catalog.texts]
@@ -339,21 +329,22 @@ class Selector:
             entry.set_matrix(static.model_id, matrix)
         encoder = self.encoder
         if encoder is not None and encoder.dim == static.dim:
-            qvec = self._query_vector(encoder, pattern, outcome)
-            return cosine_scores(qvec, matrix), self.cross_params
-        qvec = self._query_vector(static, pattern, outcome)
-        return cosine_scores(qvec, matrix), self.static_params
+            qvec, cached = self._query_vector(encoder, pattern)
+            return cosine_scores(qvec, matrix), self.cross_params, cached
+        qvec, cached = self._query_vector(static, pattern)
+        return cosine_scores(qvec, matrix), self.static_params, cached
 
-    def _query_vector(self, encoder: Encoder, pattern: str, outcome: Outcome) -> FloatArray:
-        """The pattern's vector (d,), or one per window (w, d) for a long pattern."""
-        cached = self.queries.get(encoder.model_id, pattern)
+    def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
+        """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
+        whether it came from the cache."""
+        cached = self.queries.get((encoder.model_id, pattern))
         if cached is not None:
-            outcome.query_cached = True
-            return cached
+            return cached, True
         parts = windows(pattern)
         encoded = encoder.encode(parts)
         vec: FloatArray = np.ascontiguousarray(
             encoded[0] if len(parts) == 1 else encoded, dtype=np.float32
         )
-        self.queries.put(encoder.model_id, pattern, vec)
-        return vec
+        vec.setflags(write=False)
+        self.queries.put((encoder.model_id, pattern), vec)
+        return vec, False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -13,8 +12,7 @@ from tool_selector.ranking.catalog import Catalog, normalise_name
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import FusionParams, Signals, evidence, floors, fuse
 from tool_selector.ranking.tokenize import name_words, tokenize
-
-Reason = Literal["ranked", "always_keep", "exact_name"]
+from tool_selector_client.wire import Reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +86,7 @@ def signals(
     )
 
 
-def select(
+def rank(
     catalog: Catalog,
     query: Query,
     *,

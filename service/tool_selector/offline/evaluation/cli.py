@@ -51,6 +51,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="also rank each BFCL query's own small tool list (catalogs.jsonl)",
     )
+    _output_arguments(p)
+
+
+def _output_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the data and the results live, and how the run reports."""
     p.add_argument(
         "--bench-dir",
         type=Path,

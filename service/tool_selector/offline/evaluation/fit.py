@@ -4,7 +4,7 @@ Offline only; the server never imports it. The model is the linear score of
 ``ranking.fusion`` (``fuse`` is linear in its seven weights), so each tool's feature ``j``
 is ``fuse``'s own half (``dense_score`` or ``lexical_score``) with weight ``j`` at 1 and the
 others at 0, computed from ``ranker.signals`` over the catalog the service builds: the fit
-sees exactly what ``ranker.select`` scores (before the named-tool lift and the bar).
+sees exactly what ``ranker.rank`` scores (before the named-tool lift and the bar).
 
 Loss, listwise softmax cross-entropy (ListNet top-one, Cao et al. 2007)::
 
@@ -44,7 +44,7 @@ from tool_selector.offline.evaluation.dataset import (
     load_dataset,
     pick_queries,
 )
-from tool_selector.pipeline.catalog_store import CatalogCache
+from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
@@ -245,7 +245,7 @@ def _selector() -> Selector:
     return Selector(
         encoder=encoder,
         cache=MemoryCache(_CACHE_BYTES),
-        catalogs=CatalogCache(50_000),
+        catalogs=CatalogStore(50_000),
         embed_deadline=math.inf,
     )
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     API_SETS,
     BenchQuery,
@@ -47,9 +48,10 @@ from tool_selector.offline.evaluation.dataset import (
 )
 from tool_selector.offline.evaluation.metrics import MetricSums, Scoreboard
 from tool_selector.offline.evaluation.references import Ranker, reference_rankers
-from tool_selector.pipeline.catalog_store import CatalogCache, CatalogEntry, QueryCache, fingerprint
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogStore, fingerprint
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.catalog import dedupe
+from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -163,14 +165,14 @@ class Evaluator:
         self.encoder = encoder
         self.config = config
         self.cache = MemoryCache(_CACHE_BYTES)
-        catalogs = CatalogCache(_CATALOG_TOOLS)
+        catalogs = CatalogStore(_CATALOG_TOOLS)
         # no embedding deadline: eval measures the hybrid answer a warm catalog gets; the
         # lexical stand-in a cold catalog gets is the ``service lexical`` row
         self.selector = Selector(
             encoder=encoder,
             cache=self.cache,
             catalogs=catalogs,
-            queries=QueryCache(_QUERY_VECTORS),
+            queries=BoundedLRU(_QUERY_VECTORS),
             embed_deadline=math.inf,
         )
         self.lexical = Selector(
@@ -205,20 +207,20 @@ class Evaluator:
         cfg = self.config
         began = time.perf_counter()
         queries = pick_queries(data.queries, cfg.split, cfg.limit)
-        key, entry, matrix = self._catalog(data)
-        refs = reference_rankers(list(entry.catalog.texts), matrix, cfg.k)
+        source, catalog, matrix = self._catalog(data)
+        refs = reference_rankers(list(catalog.texts), matrix, cfg.k)
         t0 = time.perf_counter()
         qvecs = self._encode(queries)
         encode_ms = 1000 * (time.perf_counter() - t0) / max(len(queries), 1)
         board = Scoreboard(k=cfg.k)
         for q, qvec in zip(_bar(queries, data.name, cfg.progress), qvecs, strict=True):
-            for ranker, (names, seconds) in self._answers(key, entry, q, qvec, refs).items():
+            for ranker, (names, seconds) in self._answers(source, q, qvec, refs).items():
                 board.add(ranker, q.category, names, q.gold, seconds)
         first = next(iter(board.overall.values()), MetricSums(k=cfg.k))
         result = DatasetResult(
             dataset=data.name,
             source=str(data.source),
-            tools=len(entry.catalog),
+            tools=len(catalog),
             queries=first.queries,
             no_match=first.no_match,
             rankers=board.summary(),
@@ -233,15 +235,14 @@ class Evaluator:
             sys.stderr.write(f"{data.name}: {len(queries)} queries in {result.seconds:.0f} s\n")
         return result
 
-    def _catalog(self, data: Dataset) -> tuple[str, CatalogEntry, FloatArray]:
-        """The catalog's fingerprint, its built entry (shared by both selectors) and matrix."""
-        unique, _ = dedupe(list(data.tools))
-        key = fingerprint(unique)
-        _, matrix = self.selector.embedded(list(data.tools))
-        entry = self.selector.catalogs.get(key)
-        if matrix is None or entry is None:
+    def _catalog(self, data: Dataset) -> tuple[ToolSource, Catalog, FloatArray]:
+        """The data set's tools under their fingerprint (the key both selectors find their
+        shared catalog by, never decoding the tools again), the catalog and its matrix."""
+        tools = list(data.tools)
+        catalog, matrix = self.selector.embedded(tools)
+        if matrix is None:
             raise DatasetError(f"{data.name}: empty catalog")
-        return key, entry, matrix
+        return ToolSource.of(tools, fingerprint(dedupe(tools)[0])), catalog, matrix
 
     def _encode(self, queries: Sequence[BenchQuery]) -> FloatArray:
         """Every query's vector in one batched call, also put in the service's query cache."""
@@ -251,24 +252,22 @@ class Evaluator:
         parts = [self.encoder.encode(c) for c in _bar(chunks, label, self.config.progress)]
         qvecs = np.concatenate(parts) if parts else self.encoder.encode([])
         for q, vec in zip(queries, qvecs, strict=True):
-            self.selector.queries.put(self.encoder.model_id, q.text, vec)
+            self.selector.queries.put((self.encoder.model_id, q.text), vec)
         return qvecs
 
     def _answers(
         self,
-        key: str,
-        entry: CatalogEntry,
+        source: ToolSource,
         q: BenchQuery,
         qvec: FloatArray,
         refs: dict[str, Ranker],
     ) -> dict[str, tuple[list[str], float]]:
         """Every ranker's answer to one query, with the seconds it took."""
-        # a cached catalog entry is passed, so the request's tools are never read
-        request = SearchRequest(pattern=q.text, tools=[], top_k=self.config.k)
+        request = Ask(pattern=q.text, tools=source, top_k=self.config.k)
         t0 = time.perf_counter()
-        hybrid = self.selector.select(request, key, entry).ranking
+        hybrid = self.selector.select(request).ranking
         t1 = time.perf_counter()
-        lexical = self.lexical.select(request, key, entry).ranking
+        lexical = self.lexical.select(request).ranking
         t2 = time.perf_counter()
         out = {
             SERVICE: (hybrid.names, t1 - t0),

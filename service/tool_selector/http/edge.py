@@ -1,0 +1,58 @@
+"""The error edge: every error the service sends is classified and rendered here.
+
+``error_bytes`` renders the one error body of a path: ``{"code","detail"}``, plus the proxy's
+``success``/``error``/``message`` on the compress path. ``error_response`` is registered for
+every exception: our ``RequestError`` keeps its status and code, the framework's HTTP errors
+take theirs from the table in ``tool_selector.errors``, anything else is a logged 500. The
+guard renders its refusals with ``error_bytes`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+from tool_selector.errors import RequestError, code_for_status
+from tool_selector.pipeline.contracts import is_compress_path
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, CompressErrorBody, ErrorBody
+
+#: Every path a search is served on (the compress path with and without its slash).
+SEARCH_PATHS = frozenset({SEARCH_PATH, COMPRESS_PATH, COMPRESS_PATH.rstrip("/")})
+JSON = "application/json"
+_ENCODER = msgspec.json.Encoder()
+
+
+def error_bytes(path: str, code: str, detail: str) -> bytes:
+    """The one error body of ``path`` (see the module)."""
+    if is_compress_path(path):
+        body: msgspec.Struct = CompressErrorBody(
+            error=code, message=detail, code=code, detail=detail
+        )
+    else:
+        body = ErrorBody(code=code, detail=detail)
+    return _ENCODER.encode(body)
+
+
+def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Any exception as the one JSON error shape of the request's path."""
+    state = request.app.state.runtime
+    if isinstance(exc, RequestError):
+        status, code, detail = exc.status, exc.code, exc.detail
+    elif isinstance(exc, HTTPException):
+        status, code, detail = exc.status_code, code_for_status(exc.status_code), exc.detail
+    else:
+        status, code, detail = 500, "internal_error", "internal error; see the service log"
+        state.logger.error("unhandled error", exc_info=exc)
+    state.metrics.errors.labels(code).inc()
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return Response(
+        error_bytes(request.scope["path"], code, detail),
+        status_code=status,
+        media_type=JSON,
+        headers=headers,
+    )

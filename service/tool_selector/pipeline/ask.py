@@ -1,0 +1,62 @@
+"""What the pipeline ranks: an ``Ask`` (the pattern, the limits) over a ``ToolSource``.
+
+A ``ToolSource`` is a request's tools as the decoder left them: either already decoded, or
+raw bytes named by ``key`` that are decoded (and their limits checked) only when the catalog
+store has no catalog under that key. A resent tool list, byte for byte the same, is then
+never decoded again: its catalog holds everything ranking needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tool_selector_client.wire import SearchRequest, Tool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSource:
+    """A request's tools, decoded by ``load`` only when asked.
+
+    ``key`` names the list in the catalog store when the caller has a name for it (the hash
+    of its raw bytes, or a fingerprint); ``None`` makes the store fingerprint the decoded
+    tools.
+    """
+
+    key: str | None
+    load: Callable[[], list[Tool]]
+
+    @classmethod
+    def of(cls, tools: list[Tool], key: str | None = None) -> ToolSource:
+        """Tools already decoded."""
+        return cls(key, lambda: tools)
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One search, contract-free. ``pattern_chars``: the pattern's length as sent (longer
+    than ``pattern`` when the decoder cut it)."""
+
+    pattern: str
+    tools: ToolSource
+    top_k: int = 5
+    always_keep: tuple[str, ...] = ()
+    explain: bool = False
+    pattern_chars: int = 0
+
+    @classmethod
+    def of(cls, request: SearchRequest, key: str | None = None) -> Ask:
+        """A decoded ``SearchRequest`` as an ``Ask`` (evaluation and tests rank these)."""
+        return cls(
+            pattern=request.pattern,
+            tools=ToolSource.of(request.tools, key),
+            top_k=request.top_k,
+            always_keep=tuple(request.always_keep),
+            explain=request.explain,
+            pattern_chars=len(request.pattern),
+        )
+
+    @property
+    def pattern_cut(self) -> bool:
+        """Whether the decoder cut the pattern to its budget."""
+        return self.pattern_chars > len(self.pattern)
