@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from tool_selector.offline.evaluation.dataset import (
+    REPO_ROOT,
     BenchQuery,
     DatasetError,
     as_tool,
@@ -75,3 +76,8 @@ def test_load_dataset_reads_tools_and_queries(tmp_path: Path) -> None:
 def test_load_dataset_errors_clearly(tmp_path: Path, name: str) -> None:
     with pytest.raises(DatasetError):
         load_dataset(tmp_path, name)
+
+
+def test_the_default_folders_are_found_from_the_package() -> None:
+    assert (REPO_ROOT / "pyproject.toml").is_file()
+    assert (REPO_ROOT / "eval" / "agent" / "tools.jsonl").is_file()

@@ -56,7 +56,7 @@ API_SETS = ("bfcl", "metatool", "sealtools")
 AGENT_SETS = ("arcade", "livemcpbench", "azure_mcp")
 #: Every known name, in report order; ``agent`` lives in this repository.
 DATASETS = (*API_SETS, *AGENT_SETS, "agent")
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 AGENT_DIR = REPO_ROOT / "eval" / "agent"
 Split = Literal["dev", "test", "all"]
 _CATEGORY_KEYS = ("category", "subset", "difficulty")
