@@ -132,7 +132,7 @@ def length_groups(lengths: Sequence[int], most: int) -> list[list[int]]:
 
     The service hands the encoder 16 tool texts at a time in catalog order: padded to the
     longest of each 16, Seal-Tools texts cost 2.0x their real tokens (`arcade` 2.2x,
-    LiveMCPBench 3.0x). One text per run is as fast per token as 16 of equal length on this
+    LiveMCPBench 2.2x). One text per run is as fast per token as 16 of equal length on this
     model and CPU (docs/performance.md), so splitting costs nothing and the padding goes.
     """
     groups: list[list[int]] = []
