@@ -13,6 +13,11 @@
   the first request on, until the catalog has been answered ``hybrid`` ``--after`` times.
   Each answer is scored, and the run is reported per ranking path: when it started, answers,
   R@5, empty rate, p50 and p99 latency, and the seconds until the first hybrid answer.
+  With ``--warm FOLDER`` the service first embeds that catalog and sees each of its
+  patterns once; then, while the new catalog is embedded in the background, warm requests
+  for it arrive at ``--warm-rate`` per second (open loop, latency from the scheduled send
+  time) and their p50/p99 are reported for the seconds before and after the new catalog's
+  first hybrid answer: what background embedding costs the warm answers.
 
 Datasets: a folder of ``../shared/bench`` (``arcade``, ``sealtools``, ...) or any folder with
 ``tools.jsonl`` (bench rows or raw provider tool objects) and ``queries.jsonl``
@@ -27,6 +32,7 @@ import json
 import os
 import random
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -146,19 +152,41 @@ class Answer:
 @dataclass
 class Timeline:
     answers: list[Answer] = field(default_factory=list)
+    warm: list[Answer] = field(default_factory=list)  # ``at``: monotonic send time
+    began: float = 0.0
 
     def first_hybrid(self) -> float | None:
         return next((a.at for a in self.answers if a.path == "hybrid"), None)
 
 
-def timeline(data: Dataset, rate: float, after: int, limit: float, env: dict[str, str]) -> Timeline:
-    """Send the catalog with its queries at ``rate``/s to a fresh service; score each answer."""
+def timeline(
+    data: Dataset,
+    rate: float,
+    after: int,
+    limit: float,
+    env: dict[str, str],
+    *,
+    warm: Dataset | None = None,
+    warm_rate: float = 75.0,
+) -> Timeline:
+    """Send the catalog with its queries at ``rate``/s to a fresh service; score each answer.
+
+    With ``warm``: that catalog is embedded first, then sent at ``warm_rate``/s meanwhile."""
     tmp = Path(tempfile.mkdtemp(prefix="tool-selector-cold-"))
     proc = start_service(tmp, {"TOOL_SELECTOR_LOG_LEVEL": "WARNING", **env})
     result, hybrid = Timeline(), 0
+    done = threading.Event()
+    loader = None
     try:
         with httpx.Client(timeout=30) as client:
+            if warm is not None:
+                bodies = _prime(client, proc.url, warm)
+                loader = threading.Thread(
+                    target=_warm_load, args=(proc.url, bodies, warm_rate, done, result.warm)
+                )
+                loader.start()
             began = time.monotonic()
+            result.began = began
             for i in range(10**9):
                 q = data.queries[i % len(data.queries)]
                 body = {"pattern": q["query"], "top_k": 5, "tools": data.raw}
@@ -181,8 +209,52 @@ def timeline(data: Dataset, rate: float, after: int, limit: float, env: dict[str
                 if hybrid >= after or sent - began > limit:
                     break
     finally:
+        done.set()
+        if loader is not None:
+            loader.join()
         proc.stop()
     return result
+
+
+def _prime(client: httpx.Client, url: str, warm: Dataset) -> list[bytes]:
+    """Embed ``warm``'s catalog (until it is answered hybrid) and send each pattern once."""
+    bodies = [
+        json.dumps({"pattern": q["query"], "top_k": 5, "tools": warm.raw}).encode()
+        for q in warm.queries
+    ]
+    headers = {"content-type": "application/json"}
+    deadline = time.monotonic() + 600
+    while (
+        client.post(url + SEARCH, content=bodies[0], headers=headers).headers.get(
+            "x-tool-selector-ranking"
+        )
+        != "hybrid"
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the warm catalog was not embedded within 600 s")
+        time.sleep(0.5)
+    for body in bodies:
+        client.post(url + SEARCH, content=body, headers=headers).raise_for_status()
+    return bodies
+
+
+def _warm_load(
+    url: str, bodies: list[bytes], rate: float, done: threading.Event, out: list[Answer]
+) -> None:
+    """Open loop on one connection: latency counts from each request's scheduled time."""
+    headers = {"content-type": "application/json"}
+    with httpx.Client(timeout=30) as client:
+        began = time.monotonic()
+        for i in range(10**9):
+            if done.is_set():
+                return
+            due = began + i / rate
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            r = client.post(url + SEARCH, content=bodies[i % len(bodies)], headers=headers)
+            path = r.headers.get("x-tool-selector-ranking", "?")
+            out.append(Answer(due, 1000 * (time.monotonic() - due), path, 0.0, False))
 
 
 def report(data: Dataset, line: Timeline) -> str:
@@ -208,6 +280,18 @@ def report(data: Dataset, line: Timeline) -> str:
             f"{100 * np.mean([a.empty for a in some]):.1f}% | {np.percentile(ms, 50):.1f} | "
             f"{np.percentile(ms, 99):.1f} |"
         )
+    if line.warm:
+        switch = line.began + (line.first_hybrid() or float("inf"))
+        for label, some in (
+            ("while embedding", [a for a in line.warm if a.at < switch]),
+            ("after", [a for a in line.warm if a.at >= switch]),
+        ):
+            if some:
+                ms = np.array([a.ms for a in some])
+                rows.append(
+                    f"warm requests {label}: {len(some)}, p50 {np.percentile(ms, 50):.1f} ms, "
+                    f"p99 {np.percentile(ms, 99):.1f} ms, max {ms.max():.1f} ms"
+                )
     return "\n".join(rows)
 
 
@@ -222,10 +306,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-timeline", action="store_true")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the service")
+    parser.add_argument("--warm", help="folder of a catalog kept warm and asked meanwhile")
+    parser.add_argument("--warm-rate", type=float, default=75.0, help="its requests per second")
     args = parser.parse_args(argv)
     env = dict(kv.split("=", 1) for kv in args.env)
     load_avg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load_avg}")
+    warm = load(args.warm, 300, 400) if args.warm else None
     for folder in args.datasets:
         data = load(folder, args.tools, args.queries)
         if not args.skip_quality:
@@ -235,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{data.name} ({len(data.tools)} tools, {len(data.queries)} queries): {cells}")
             print(f"{data.name}: first (static) answer R@5 = {share:.1f}% of the warm answer's")
         if not args.skip_timeline:
-            print(report(data, timeline(data, args.rate, args.after, args.limit, env)))
+            line = timeline(
+                data, args.rate, args.after, args.limit, env, warm=warm, warm_rate=args.warm_rate
+            )
+            print(report(data, line))
     print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tool_selector.embeddings.encoder import SentenceTransformerEncoder
-from tool_selector.embeddings.onnx import BATCH_TEXTS, OnnxEncoder
+from tool_selector.embeddings.onnx import BATCH_TEXTS, PAD_SLACK, OnnxEncoder, length_groups
 
 TEXTS = [
     "send_message: Post a message to a Slack channel",
@@ -40,4 +40,39 @@ def test_onnx_batches_on_two_threads_match_single_texts() -> None:
     texts = [f"tool {i}: read, write or archive record number {i}" for i in range(BATCH_TEXTS)]
     together = encoder.encode(texts)  # the two-thread batch session
     alone = np.vstack([encoder.encode([t]) for t in texts])  # the one-thread session
+    assert np.allclose(together, alone, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "most", "groups"),
+    [
+        ([], 32, []),
+        ([7], 32, [[0]]),
+        ([50, 10, 11, 52], 32, [[1, 2], [0, 3]]),
+        ([10, 10, 10], 2, [[0, 1], [2]]),
+        ([3, 300, 40], 32, [[0], [2], [1]]),
+    ],
+    ids=["none", "one", "two-lengths", "capped", "far-apart"],
+)
+def test_length_groups_split_by_length(
+    lengths: list[int], most: int, groups: list[list[int]]
+) -> None:
+    assert length_groups(lengths, most) == groups
+
+
+def test_length_groups_bound_padding() -> None:
+    lengths = [(i * 37) % 200 + 5 for i in range(300)]
+    groups = length_groups(lengths, 16)
+    assert sorted(i for g in groups for i in g) == list(range(300))
+    for g in groups:
+        real = sum(lengths[i] for i in g)
+        assert len(g) <= 16
+        assert len(g) * max(lengths[i] for i in g) <= PAD_SLACK * real
+
+
+def test_onnx_mixed_lengths_keep_input_order() -> None:
+    encoder = OnnxEncoder()
+    texts = [f"tool {i}: " + "archive the record " * (i % 5 * 9) for i in range(BATCH_TEXTS)]
+    together = encoder.encode(texts)
+    alone = np.vstack([encoder.encode([t]) for t in texts])
     assert np.allclose(together, alone, atol=1e-4)
