@@ -115,3 +115,21 @@ def test_evidence(dense: float | None, expected: float) -> None:
 def test_per_tool_floor_is_at_most_the_no_match_floor(lexical_only: bool) -> None:
     match_floor, tool_floor = floors(lexical_only, PARAMS)
     assert tool_floor <= match_floor
+
+
+@pytest.mark.parametrize(
+    ("dense", "expected"),
+    [(None, [1, 0]), (np.array([0.4, 0.3], dtype=np.float32), [0, 1])],
+    ids=["lexical-path-reads-it", "hybrid-leaves-it-to-the-embedding"],
+)
+def test_subword_evidence_ranks_only_on_the_lexical_path(
+    dense: np.ndarray | None, expected: list[int]
+) -> None:
+    weak = replace(signals(2, dense=dense), subword=np.array([0.0, 0.6], dtype=np.float32))
+    assert np.argsort(-fuse(weak, PARAMS), kind="stable").tolist() == expected
+
+
+def test_subword_evidence_clears_the_lexical_bar() -> None:
+    weak = replace(signals(2), subword=np.array([0.0, 0.3], dtype=np.float32))
+    _, tool_floor = floors(True, PARAMS)
+    assert (evidence(weak, PARAMS) >= tool_floor).tolist() == [False, True]

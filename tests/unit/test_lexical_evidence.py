@@ -5,7 +5,7 @@ import pytest
 
 from tool_selector.ranking.bm25 import LexicalIndex
 from tool_selector.ranking.catalog import build_catalog
-from tool_selector.ranking.tokenize import name_words
+from tool_selector.ranking.tokenize import name_joins, name_words
 from tool_selector_client.wire import Tool
 
 INDEX = LexicalIndex([["send", "message"], ["send", "email"], ["send", "invoice"]])
@@ -62,3 +62,35 @@ def test_two_words_match_a_name_word_spelled_as_one() -> None:
     )
     match = catalog.name_match(name_words("show the plan of function app"))
     assert match[0] > match[1]
+
+
+SUB = LexicalIndex([["configuration", "get"], ["deploy", "get"], ["get", "list"]])
+
+
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [(["config"], [1.0, 0.0, 0.0]), (["deployment"], [0.0, 1.0, 0.0]), (["teams"], [0, 0, 0])],
+    ids=["shorter-word", "longer-word", "no-shared-stub"],
+)
+def test_subword_coverage_meets_other_forms_of_a_word(
+    terms: list[str], expected: list[float]
+) -> None:
+    assert SUB.subword_coverage(terms).tolist() == pytest.approx(expected)
+
+
+def test_a_subword_most_tools_share_weighs_little() -> None:
+    cover = SUB.subword_coverage(["config", "get"])
+    assert cover[0] > 0.5 > cover[1] > 0.0
+
+
+def test_a_name_word_said_twice_still_joins_its_neighbour() -> None:
+    catalog = build_catalog(
+        [
+            Tool(name="keyvault_key_create", description="x"),
+            Tool(name="extension_cli_generate", description="x"),
+        ]
+    )
+    pattern = "Generate a key <key_name> in vault <key_vault_name>"
+    joined = catalog.name_match(name_words(pattern), name_joins(pattern))
+    assert joined[0] > catalog.name_match(name_words(pattern))[0]
+    assert joined[0] > joined[1]

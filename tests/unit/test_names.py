@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tool_selector.ranking.catalog import build_catalog, one_edit_apart
-from tool_selector.ranking.tokenize import name_words, stem, terms, tokenize
+from tool_selector.ranking.tokenize import name_joins, name_words, stem, subword, terms, tokenize
 from tool_selector_client.wire import Tool
 
 
@@ -58,6 +58,28 @@ def test_name_words_are_distinct_singulars_without_name_stop_words(
     text: str, expected: list[str]
 ) -> None:
     assert name_words(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("key <key_vault_name>", [("key", "key"), ("key", "vault"), ("vault", "name")]),
+        ("function app", [("function", "app")]),
+        ("to", []),
+    ],
+    ids=["read-before-duplicates-drop", "two-words", "one-word"],
+)
+def test_name_joins_are_adjacent_pairs(text: str, expected: list[tuple[str, str]]) -> None:
+    assert name_joins(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [("configuration", "confi"), ("config", "confi"), ("get", "get")],
+    ids=["long", "just-longer", "short-stays-whole"],
+)
+def test_subword_cuts_to_the_first_characters(term: str, expected: str) -> None:
+    assert subword(term) == expected
 
 
 @pytest.mark.parametrize(

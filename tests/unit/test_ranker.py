@@ -142,6 +142,15 @@ def test_lexical_path_answers_without_encoder() -> None:
     assert pick("github issues", lexical=True)[0] == "github.list_issues"
 
 
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [("forecasting for tomorrow", ["get_weather"]), ("quantum chromodynamics lattice", [])],
+    ids=["a-shared-subword-answers", "nothing-shared-abstains"],
+)
+def test_lexical_path_reads_subwords(pattern: str, expected: list[str]) -> None:
+    assert pick(pattern, lexical=True)[:1] == expected
+
+
 def test_duplicates_merge_first_wins() -> None:
     tools = [Tool(name="t", description="weather forecast"), Tool(name="t", description="files")]
     selector = Selector(encoder=HashingEncoder(), cache=MemoryCache(1 << 20))

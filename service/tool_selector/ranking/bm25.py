@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tool_selector.ranking.text import ToolText
+from tool_selector.ranking.tokenize import subword
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -68,6 +69,9 @@ class LexicalIndex:
         if vocab:  # bm25s cannot index a corpus without a single token
             self._bm25.index((ids, dict(vocab)), create_empty_token=False, show_progress=False)
         self._indptr, self._docs = postings(ids, len(vocab))
+        self._sub_vocab, self._sub_indptr, self._sub_docs = _subword_postings(
+            vocab, self._indptr, self._docs, self._size
+        )
 
     def __len__(self) -> int:
         return self._size
@@ -101,6 +105,24 @@ class LexicalIndex:
             docs = self._holders(term)
             if docs is not None:
                 out[docs] += weight
+        return np.asarray(out / total if total > 0 else out, dtype=np.float32)
+
+    def subword_coverage(self, query_terms: Sequence[str]) -> FloatArray:
+        """``idf_coverage`` over the terms cut to sub-words (``tokenize.subword``).
+
+        Weaker evidence than a shared word, for what words miss: ``configuration`` against
+        a tool that says ``config``. Each distinct sub-word weighs its own IDF (its
+        document frequency among sub-words), so a stub most tools share counts little.
+        """
+        out = np.zeros(self._size, dtype=np.float64)
+        total = 0.0
+        indptr, holders = self._sub_indptr, self._sub_docs
+        for part in dict.fromkeys(subword(t) for t in query_terms):
+            j = self._sub_vocab.get(part)
+            docs = holders[indptr[j] : indptr[j + 1]] if j is not None else holders[:0]
+            weight = math.log1p((self._size - len(docs) + 0.5) / (len(docs) + 0.5))
+            total += weight
+            out[docs] += weight
         return np.asarray(out / total if total > 0 else out, dtype=np.float32)
 
     def explained(self, query_terms: Sequence[str], docs: npt.NDArray[np.intp]) -> float:
@@ -147,6 +169,26 @@ def _holds_any(sorted_docs: npt.NDArray[np.int32], docs: npt.NDArray[np.intp]) -
 def _holds(sorted_docs: npt.NDArray[np.int32], doc: int) -> bool:
     at = int(np.searchsorted(sorted_docs, doc))
     return at < len(sorted_docs) and int(sorted_docs[at]) == doc
+
+
+def _subword_postings(
+    vocab: dict[str, int],
+    indptr: npt.NDArray[np.int64],
+    docs: npt.NDArray[np.int32],
+    size: int,
+) -> tuple[dict[str, int], npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """The term postings re-keyed by sub-word: ``(sub-word ids, indptr, docs)``, CSR."""
+    sub_vocab: dict[str, int] = {}
+    of_term = np.fromiter(
+        (sub_vocab.setdefault(subword(t), len(sub_vocab)) for t in vocab),
+        dtype=np.int64,
+        count=len(vocab),
+    )
+    width = max(size, 1)
+    sub_of_pair = np.repeat(of_term, np.diff(indptr))
+    pairs = np.unique(sub_of_pair * width + docs)
+    sub_indptr = np.searchsorted(pairs // width, np.arange(len(sub_vocab) + 1, dtype=np.int64))
+    return sub_vocab, sub_indptr.astype(np.int64), (pairs % width).astype(np.int32)
 
 
 def postings(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -71,19 +72,30 @@ class NameIndex:
         self._indptr, self._docs = postings(ids, len(vocab))
         self._sizes = np.array([max(len(w), 1) for w in names], dtype=np.float32)
 
-    def match(self, words: Sequence[str], weights: Sequence[float]) -> FloatArray:
+    def match(
+        self,
+        words: Sequence[str],
+        weights: Sequence[float],
+        joins: Sequence[tuple[str, str]] | None = None,
+    ) -> FloatArray:
         """Per tool, the F1 of how much of its name the pattern says and of the pattern it says.
 
         ``F1 = 2 a b / (a + b)`` with ``a`` = share of the tool's name words found among
         ``words`` and ``b`` = ``weights``-weighted share of ``words`` found in its name
         (precision and recall of the name against the pattern; van Rijsbergen's F-measure).
         Two adjacent words also match a name word spelled as one (``function app`` meets
-        ``functionapp``, ``key vault`` meets ``keyvault``), with both words' weight.
+        ``functionapp``, ``key vault`` meets ``keyvault``), with both words' weight: the
+        pairs ``joins`` names (``tokenize.name_joins``), else adjacent ``words``.
         """
         hits = np.zeros(len(self._sizes), dtype=np.float32)
         said = np.zeros(len(self._sizes), dtype=np.float32)
-        pairs = zip(words, words[1:], weights, weights[1:], strict=False)
-        joined = [(a + b, wa + wb) for a, b, wa, wb in pairs if a + b in self._vocab]
+        weight_of = dict(zip(words, weights, strict=True))
+        pairs = list(pairwise(words)) if joins is None else joins
+        joined = [
+            (a + b, weight_of.get(a, 0.0) + weight_of.get(b, 0.0))
+            for a, b in pairs
+            if a + b in self._vocab
+        ]
         for word, weight in [*zip(words, weights, strict=True), *joined]:
             j = self._vocab.get(word)
             if j is not None:
@@ -120,13 +132,15 @@ class Catalog:
     def __len__(self) -> int:
         return len(self.texts)
 
-    def name_match(self, words: Sequence[str]) -> FloatArray:
+    def name_match(
+        self, words: Sequence[str], joins: Sequence[tuple[str, str]] | None = None
+    ) -> FloatArray:
         """Per tool, how well its bare name and the pattern's ``words`` match (see NameIndex).
 
         Each pattern word weighs its BM25 IDF in this catalog, so a name sharing only a
         word most tools have (``get``) matches less than one sharing a rare word.
         """
-        return self.name_index.match(words, [self.index.idf(w) for w in words])
+        return self.name_index.match(words, [self.index.idf(w) for w in words], joins)
 
     def exact_matches(self, pattern: str) -> tuple[int, ...]:
         """Tools the pattern names exactly: full name or bare name, case/separator-insensitive."""

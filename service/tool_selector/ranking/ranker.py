@@ -11,17 +11,19 @@ import numpy.typing as npt
 from tool_selector.ranking.catalog import Catalog, normalise_name
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import FusionParams, Signals, evidence, floors, fuse
-from tool_selector.ranking.tokenize import name_words, tokenize
+from tool_selector.ranking.tokenize import name_joins, name_words, tokenize
 from tool_selector_client.wire import Reason
 
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A search pattern, its lexical terms and its name words (each distinct, in order)."""
+    """A search pattern, its lexical terms, its name words and adjacent name-word pairs
+    (each distinct, in order)."""
 
     pattern: str
     terms: tuple[str, ...]
     name_terms: tuple[str, ...] = ()
+    name_joins: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def parse(cls, pattern: str) -> Query:
@@ -29,6 +31,7 @@ class Query:
             pattern=pattern,
             terms=tuple(dict.fromkeys(tokenize(pattern))),
             name_terms=tuple(name_words(pattern)),
+            name_joins=tuple(name_joins(pattern)),
         )
 
 
@@ -79,10 +82,11 @@ def signals(
     return Signals(
         bm25=bm25,
         specificity=catalog.index.idf_coverage(query.terms),
-        name=catalog.name_match(query.name_terms),
+        name=catalog.name_match(query.name_terms, query.name_joins),
         dense=dense,
         explained=catalog.index.explained(query.terms, best[bm25[best] > 0]),
         terms=len(query.terms),
+        subword=None if dense is not None else catalog.index.subword_coverage(query.terms),
     )
 
 
