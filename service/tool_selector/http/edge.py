@@ -16,6 +16,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from tool_selector.errors import RequestError, code_for_status
+from tool_selector.http.state import state_of
 from tool_selector.pipeline.contracts import is_compress_path
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, CompressErrorBody, ErrorBody
 
@@ -38,7 +39,7 @@ def error_bytes(path: str, code: str, detail: str) -> bytes:
 
 def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """Any exception as the one JSON error shape of the request's path."""
-    state = request.app.state.runtime
+    state = state_of(request)
     if isinstance(exc, RequestError):
         status, code, detail = exc.status, exc.code, exc.detail
     elif isinstance(exc, HTTPException):

@@ -18,7 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from tool_selector.errors import UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
 from tool_selector.http.shadow import ShadowCompare
-from tool_selector.http.state import AppState
+from tool_selector.http.state import AppState, state_of
 from tool_selector.logs import log_request
 from tool_selector.pipeline.ask import Ask
 from tool_selector.pipeline.contracts import Contract
@@ -27,11 +27,6 @@ from tool_selector.ranking.ranker import Ranking
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
-
-
-def runtime_of(request: Request[Any, Any, Any]) -> AppState:
-    runtime: AppState = request.app.state.runtime
-    return runtime
 
 
 @post(SEARCH_PATH, status_code=200)
@@ -47,7 +42,7 @@ async def compress(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
-    runtime = runtime_of(request)
+    runtime = state_of(request)
     started = time.perf_counter()
     runtime.metrics.in_flight.inc()
     try:
@@ -92,7 +87,7 @@ async def healthz() -> Response[bytes]:
 @get("/readyz")
 async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Ready: the embedding model is loaded and hybrid answers are possible."""
-    runtime = runtime_of(request)
+    runtime = state_of(request)
     if runtime.ready.is_set():
         return Response(b'{"status":"ready"}', media_type=JSON)
     detail = runtime.load_error or "embedding model is loading"
@@ -105,7 +100,7 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Prometheus exposition of this process's metrics."""
     return Response(
-        generate_latest(runtime_of(request).metrics.registry), media_type=CONTENT_TYPE_LATEST
+        generate_latest(state_of(request).metrics.registry), media_type=CONTENT_TYPE_LATEST
     )
 
 

@@ -10,6 +10,9 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from litestar import Request
 
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.http.workers import WorkerPool
@@ -36,3 +39,9 @@ class AppState:
     load_error: str | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
     redact: Redactor = field(default_factory=Redactor)
+
+
+def state_of(request: Request[Any, Any, Any]) -> AppState:
+    """The ``AppState`` the app factory put on the app serving ``request``."""
+    state: AppState = request.app.state.runtime
+    return state
