@@ -31,6 +31,7 @@ def test_eval_reports_the_service_and_every_reference(results: dict) -> None:  #
         "service",
         "service lexical",
         "service (no abstention)",
+        "service cold (static)",
         "relevance",
         "bm25",
         "bm25+params",

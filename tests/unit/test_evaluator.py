@@ -11,6 +11,7 @@ from tool_selector.offline.evaluation.dataset import load_dataset
 from tool_selector.offline.evaluation.metrics import MetricSums
 from tool_selector.offline.evaluation.runner import (
     SERVICE,
+    SERVICE_COLD,
     SERVICE_LEXICAL,
     SERVICE_OWN,
     EvalConfig,
@@ -110,3 +111,31 @@ def test_the_lexical_row_is_the_selector_without_an_encoder(mini: dict) -> None:
     del expected["ms/query"]
     got = {key: mini["rankers"][SERVICE_LEXICAL][key] for key in expected}
     assert got == expected
+
+
+def test_without_a_static_arm_there_is_no_cold_row(mini: dict) -> None:  # type: ignore[type-arg]
+    assert SERVICE_COLD not in mini["rankers"]
+
+
+class StaticTable(HashingEncoder):
+    """A stand-in static arm: the fake encoder under another model id, as the table is."""
+
+    model_id = "test/static-table"
+
+
+def test_the_cold_row_is_the_static_path_and_never_embeds_the_tools() -> None:
+    data = load_dataset(MINI, str(MINI))
+    config = EvalConfig(bench_dir=MINI, datasets=(str(MINI),), split="all", progress=False)
+    evaluator = Evaluator(HashingEncoder(), config, static=StaticTable())
+    got = evaluator.run().as_dict()["results"][0]["rankers"][SERVICE_COLD]
+    cold = evaluator.cold
+    assert cold is not None
+    sums, paths = MetricSums(k=5), set()
+    for q in data.queries:  # after the whole run: still cold, nothing embedded behind it
+        outcome = cold.select(SearchRequest(pattern=q.text, tools=list(data.tools), top_k=5))
+        sums.add(outcome.ranking.names, q.gold)
+        paths.add(outcome.path)
+    expected = sums.summary()
+    del expected["ms/query"]
+    assert paths == {"static"}
+    assert {key: got[key] for key in expected} == expected

@@ -1,6 +1,7 @@
 """The fusion fit on the tiny agent fixture: it runs, and it lowers its own loss."""
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 from tests.fakes import HashingEncoder
 from tool_selector.offline.evaluation.dataset import load_dataset
 from tool_selector.offline.evaluation.fit import WEIGHTS, Block, dataset_blocks, fit, loss
-from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.selector import CROSS_PARAMS, Selector
+from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import FusionParams
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "agent_mini"
@@ -33,3 +35,26 @@ def test_loss_decreases_from_the_start(blocks: list[Block]) -> None:
     end = loss(np.array([result.weights[n] for n in WEIGHTS]), blocks)[0]
     assert end < result.start_loss - 0.1
     assert result.start_loss == pytest.approx(math.log(5))
+
+
+class StaticTable(HashingEncoder):
+    """A stand-in static table: other vectors (texts reversed) under another model id."""
+
+    model_id = "test/static-table"
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        return super().encode([" ".join(reversed(t.split()[:3])) for t in texts])
+
+
+def test_the_cross_arm_fits_over_the_static_tables_cosines(blocks: list[Block]) -> None:
+    selector = Selector(encoder=HashingEncoder(), embed_deadline=math.inf)
+    data = load_dataset(FIXTURE.parent, str(FIXTURE))
+    cross = dataset_blocks(selector, data, "all", None, 1, static=StaticTable())
+    lexical = slice(3, None)  # the dense half's three columns come first
+    assert [b.category for b in cross] == [b.category for b in blocks]
+    pairs = list(zip(cross, blocks, strict=True))
+    assert all(np.array_equal(c.x[..., lexical], b.x[..., lexical]) for c, b in pairs)
+    assert any(not np.allclose(c.x[..., :3], b.x[..., :3]) for c, b in pairs)
+    assert fit(cross, CROSS_PARAMS).shipped_loss == pytest.approx(
+        loss(np.array([getattr(CROSS_PARAMS, n) for n in WEIGHTS]), cross)[0]
+    )

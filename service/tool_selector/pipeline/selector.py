@@ -38,10 +38,23 @@ QueryCache = BoundedLRU[tuple[str, str], FloatArray]
 RankingPath = Literal["hybrid", "static", "lexical"]
 #: Fusion of the static arm with a static query vector (while the model loads): the same
 #: fusion, floors higher (its cosines run higher). Fusion of the static arm with the model's
-#: query vector (the usual case: the table keeps the model's 384 dimensions): a lower tool
-#: floor. Both swept by ``loadtests.calibrate`` (docs/performance.md, "The static arm").
+#: query vector (the cold path's usual case: the table keeps the model's 384 dimensions): its
+#: own weights, fitted on the dev split over those cosines
+#: (``python -m tool_selector.offline.evaluation.fit --arm cross``; they trust the static
+#: cosines' rank less and the pattern's words more than the hybrid does), and a lower tool
+#: floor. Floors swept by ``loadtests.calibrate`` (docs/performance.md, "The static arm").
 STATIC_PARAMS = FusionParams(tool_floor=0.13, no_match_floor=0.23)
-CROSS_PARAMS = FusionParams(tool_floor=0.10, no_match_floor=0.14)
+CROSS_PARAMS = FusionParams(
+    cos_weight=0.601,
+    z_weight=0.749,
+    rank_weight=0.731,
+    specificity_weight=5.782,
+    name_weight=9.637,
+    peak_weight=0.976,
+    long_weight=0.526,
+    tool_floor=0.08,
+    no_match_floor=0.14,
+)
 #: Encode at most this many texts per batch in a job, storing each batch as it completes
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
 #: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.

@@ -21,6 +21,7 @@ from tool_selector.offline.evaluation.dataset import DATASETS, default_bench_dir
 from tool_selector.settings import Settings
 
 if TYPE_CHECKING:
+    from tool_selector.embeddings.encoder import Encoder
     from tool_selector.offline.evaluation.runner import EvalConfig, EvalReport
 
 
@@ -90,15 +91,27 @@ def run(args: argparse.Namespace) -> int:
     try:
         # the data first: a bad file is reported before the model loads
         datasets = load_all(config)
-        encoder = encoder_from_settings(Settings.from_env(os.environ))
+        settings = Settings.from_env(os.environ)
+        encoder = encoder_from_settings(settings)
         if encoder is None:
             raise ConfigError("eval needs an encoder (TOOL_SELECTOR_ENCODER=none)")
-        report = Evaluator(encoder, config, datasets).run()
+        report = Evaluator(encoder, config, datasets, _static(settings)).run()
     except (ConfigError, DatasetError) as exc:
         sys.stderr.write(f"tool-selector eval: {exc}\n")
         return 2
     command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
     return _emit(report, command, args)
+
+
+def _static(settings: Settings) -> Encoder | None:
+    """The static arm for the cold row; none (and a warning) when its table is missing."""
+    from tool_selector.embeddings.factory import static_from_settings  # noqa: PLC0415
+
+    try:
+        return static_from_settings(settings)
+    except ConfigError as exc:
+        sys.stderr.write(f"tool-selector eval: no cold row: {exc}\n")
+        return None
 
 
 def _bad_arguments(args: argparse.Namespace) -> str | None:

@@ -14,6 +14,10 @@ with ``y`` spread evenly over a query's gold tools. Queries with gold tools only
 ``MAX_QUERIES`` per set (``pick_queries``' deterministic sample); one block per category of
 at least ``MIN_CATEGORY`` queries, weighing ``1 / (queries in it * categories in the set)``,
 so every set and every query kind weighs the same. Minimised by L-BFGS from all zeros.
+
+``--arm cross`` fits the weights of the cold path instead (``selector.CROSS_PARAMS``: a
+catalog the model has not embedded yet, answered with the static table's tool vectors
+against the model's query vector): the same features over those cosines.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.static import static_text
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
     BenchQuery,
@@ -45,7 +50,7 @@ from tool_selector.offline.evaluation.dataset import (
     pick_queries,
 )
 from tool_selector.pipeline.catalog_store import CatalogStore
-from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.selector import CROSS_PARAMS, Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, dense_score, lexical_score
@@ -70,6 +75,8 @@ MIN_CATEGORY = 5
 L2 = 1e-3
 _ENCODE_CHUNK = 512
 _CACHE_BYTES = 256 * 1024 * 1024
+#: The dense arms whose weights can be fitted, with the parameters each ships.
+ARMS = {"model": FusionParams(), "cross": CROSS_PARAMS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +144,18 @@ def dataset_blocks(
     split: Split = "dev",
     limit: int | None = MAX_QUERIES,
     min_category: int = MIN_CATEGORY,
+    *,
+    static: Encoder | None = None,
 ) -> list[Block]:
-    """The training blocks of one set: its ``split`` queries with gold tools, by category."""
+    """The training blocks of one set: its ``split`` queries with gold tools, by category.
+
+    With ``static``, the tools' vectors are the static table's (the cold path's cosines)."""
     if selector.encoder is None:
         raise ValueError("fitting needs an encoder")
     queries = pick_queries([q for q in data.queries if q.gold], split, limit)
     catalog, matrix = selector.embedded(list(data.tools))
+    if static is not None and len(catalog):
+        matrix = static.encode([static_text(t) for t in catalog.texts])
     if matrix is None or not queries:
         return []
     qvecs = encode_queries(selector.encoder, [q.text for q in queries])
@@ -185,14 +198,14 @@ def loss(
     return total + l2 * float(w @ w), np.asarray(grad + 2 * l2 * w, dtype=np.float64)
 
 
-def shipped() -> dict[str, float]:
-    """The weights ``FusionParams`` ships."""
-    params = asdict(FusionParams())
+def shipped(base: FusionParams | None = None) -> dict[str, float]:
+    """The weights ``base`` ships (default: the hybrid's ``FusionParams``)."""
+    params = asdict(FusionParams() if base is None else base)
     return {name: float(params[name]) for name in WEIGHTS}
 
 
-def fit(blocks: Sequence[Block]) -> Fit:
-    """Minimise ``loss`` from all-zero weights (L-BFGS-B)."""
+def fit(blocks: Sequence[Block], base: FusionParams | None = None) -> Fit:
+    """Minimise ``loss`` from all-zero weights (L-BFGS-B); ``base``: the shipped weights."""
     if not blocks:
         raise ValueError("nothing to fit: no block of queries")
     start = np.zeros(len(WEIGHTS))
@@ -201,7 +214,7 @@ def fit(blocks: Sequence[Block]) -> Fit:
         weights={n: float(v) for n, v in zip(WEIGHTS, result.x, strict=True)},
         start_loss=loss(start, blocks)[0],
         end_loss=float(result.fun),
-        shipped_loss=loss(np.array(list(shipped().values())), blocks)[0],
+        shipped_loss=loss(np.array(list(shipped(base).values())), blocks)[0],
         iterations=int(result.nit),
     )
 
@@ -231,6 +244,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--limit", type=int, default=MAX_QUERIES, help=f"most dev queries per set ({MAX_QUERIES})"
     )
+    p.add_argument(
+        "--arm",
+        choices=sorted(ARMS),
+        default="model",
+        help="model: the hybrid's weights (default); cross: the cold path's (static tools)",
+    )
     p.add_argument("--output", type=Path, help="write the fitted weights and losses as JSON")
     return p
 
@@ -250,11 +269,23 @@ def _selector() -> Selector:
     )
 
 
-def report(result: Fit, blocks: Sequence[Block], seconds: float) -> dict[str, Any]:
+def _static() -> Encoder:
+    from tool_selector.embeddings.factory import static_from_settings  # noqa: PLC0415
+    from tool_selector.settings import Settings  # noqa: PLC0415
+
+    static = static_from_settings(Settings.from_env(os.environ))
+    if static is None:
+        raise ValueError("--arm cross needs the static table (TOOL_SELECTOR_STATIC_EMBEDDINGS)")
+    return static
+
+
+def report(
+    result: Fit, blocks: Sequence[Block], seconds: float, base: FusionParams | None = None
+) -> dict[str, Any]:
     """The fit as a JSON-ready dict: weights next to the shipped ones, losses, dev R@5."""
     return {
         "fitted": {n: round(v, 3) for n, v in result.weights.items()},
-        "shipped": shipped(),
+        "shipped": shipped(base),
         "loss": {
             "start": result.start_loss,
             "fitted": result.end_loss,
@@ -267,7 +298,7 @@ def report(result: Fit, blocks: Sequence[Block], seconds: float) -> dict[str, An
         },
         "dev_ranked_r@5": {
             "fitted": recall_at(blocks, result.weights),
-            "shipped": recall_at(blocks, shipped()),
+            "shipped": recall_at(blocks, shipped(base)),
         },
         "seconds": round(seconds, 1),
     }
@@ -277,13 +308,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build the blocks, fit, print the weights beside the shipped ones, write ``--output``."""
     args = _parser().parse_args(argv)
     began = time.perf_counter()
-    selector = _selector()
+    selector, base = _selector(), ARMS[args.arm]
+    static = _static() if args.arm == "cross" else None
     blocks: list[Block] = []
     for name in args.datasets:
         t0 = time.perf_counter()
-        blocks += dataset_blocks(selector, load_dataset(args.bench_dir, name), "dev", args.limit)
+        data = load_dataset(args.bench_dir, name)
+        blocks += dataset_blocks(selector, data, "dev", args.limit, static=static)
         sys.stderr.write(f"{name}: features in {time.perf_counter() - t0:.0f} s\n")
-    out = report(fit(blocks), blocks, time.perf_counter() - began)
+    out = report(fit(blocks, base), blocks, time.perf_counter() - began, base)
     sys.stdout.write(f"{'weight':20} {'shipped':>8} {'fitted':>8}\n")
     for name in WEIGHTS:
         sys.stdout.write(f"{name:20} {out['shipped'][name]:8.3f} {out['fitted'][name]:8.3f}\n")

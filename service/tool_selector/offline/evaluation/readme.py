@@ -29,7 +29,7 @@ def table(data: Mapping[str, Any]) -> str:
         "",
         *overview(results, k),
     ]
-    for ranker in ABSTAINING:
+    for ranker in (a for a in ABSTAINING if any(a in r["rankers"] for r in results)):
         for key, label in (
             ("empty%", "empty% on real needs"),
             ("abstain%", "abstain% on no-match"),

@@ -15,8 +15,8 @@ from typing import Any
 from tool_selector.offline.evaluation.runner import EvalReport
 
 COLUMNS = ("r@1", "r@5", "ndcg@5", "mrr", "complete@5", "empty%", "abstain%", "ms/query")
-#: Rows whose no-match behaviour the overview reports.
-ABSTAINING = ("service", "service lexical")
+#: Rows whose no-match behaviour the overview reports, with their short labels.
+ABSTAINING = {"service": "service", "service lexical": "lexical", "service cold (static)": "cold"}
 
 
 def results_dict(report: EvalReport, command: str) -> dict[str, Any]:
@@ -71,21 +71,25 @@ def overview(results: list[Mapping[str, Any]], k: int) -> list[str]:
 
 
 def no_match_table(results: list[Mapping[str, Any]]) -> list[str]:
-    """Per set: empty answers on real needs and abstention on no-match queries."""
-    lines = [
-        "| set | real needs | service empty% | lexical empty% | no-match queries "
-        "| service abstain% | lexical abstain% | synthetic negatives abstained |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    """Per set: empty answers on real needs and abstention on no-match queries, for each
+    abstaining row the run has."""
+    rows = [name for name in ABSTAINING if any(name in r["rankers"] for r in results)]
+    empty = [f"{ABSTAINING[name]} empty%" for name in rows]
+    abstain = [f"{ABSTAINING[name]} abstain%" for name in rows]
+    head = ["set", "real needs", *empty, "no-match queries", *abstain, "synthetic negatives"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for res in results:
-        svc, lex = (res["rankers"].get(name, {}) for name in ABSTAINING)
+        got = [res["rankers"].get(name, {}) for name in rows]
         neg = res.get("abstain_negative_pct")
-        neg_cell = "-" if neg is None else f"{neg}% of {res['negatives']}"
-        lines.append(
-            f"| {res['dataset']} | {res['queries']} | {svc.get('empty%', '-')} "
-            f"| {lex.get('empty%', '-')} | {res['no_match_queries']} "
-            f"| {svc.get('abstain%', '-')} | {lex.get('abstain%', '-')} | {neg_cell} |"
-        )
+        cells = [
+            res["dataset"],
+            str(res["queries"]),
+            *(str(g.get("empty%", "-")) for g in got),
+            str(res["no_match_queries"]),
+            *(str(g.get("abstain%", "-")) for g in got),
+            "-" if neg is None else f"{neg}% abstained of {res['negatives']}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

@@ -8,7 +8,10 @@ reused, as the endpoint reuses a resent tool list), with the real encoder and an
 - ``service``: its real answer, abstention included (the hybrid path);
 - ``service lexical``: the same ``Selector`` with no encoder attached, i.e. what the endpoint
   answers while a catalog is not embedded yet or with ``TOOL_SELECTOR_ENCODER=none``;
-- ``service (no abstention)``: the hybrid top-k order before the relevance bar.
+- ``service (no abstention)``: the hybrid top-k order before the relevance bar;
+- ``service cold (static)`` (when the run has the static table): what the endpoint answers
+  for a catalog the model has not embedded yet, past its embedding deadline: the static
+  arm's tool vectors against the model's query vector (``cold_selector``).
 
 Every query of a data set is encoded once, batched, up front; those vectors feed the dense
 references and the service's own query cache (so ``ms/query`` leaves the encode out; it is
@@ -50,6 +53,7 @@ from tool_selector.offline.evaluation.metrics import MetricSums, Scoreboard
 from tool_selector.offline.evaluation.references import Ranker, reference_rankers
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore, fingerprint
+from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
@@ -58,6 +62,7 @@ from tool_selector_client.wire import SearchRequest, Tool
 SERVICE = "service"
 SERVICE_LEXICAL = "service lexical"
 SERVICE_RANKED = "service (no abstention)"
+SERVICE_COLD = "service cold (static)"
 SERVICE_OWN = "service, per-query catalogs"
 #: Tools of a catalog a negative query is searched against.
 NEGATIVE_TOOLS = 20
@@ -146,6 +151,26 @@ def _bar(items: Sequence[Any], desc: str, enabled: bool) -> Iterable[Any]:
     return bar
 
 
+def cold_selector(warm: Selector, static: Encoder) -> Selector:
+    """A selector that answers every catalog as the endpoint answers one the model has not
+    embedded yet: past the embedding deadline, from the static arm with the model's query
+    vector. Its own catalog store and no embedding cache (it never finds the model's tool
+    vectors), a deadline of 0 and closed jobs (nothing embeds them behind it); the query
+    vectors are shared with ``warm``."""
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)
+    return Selector(
+        encoder=warm.encoder,
+        params=warm.params,
+        weights=warm.weights,
+        catalogs=CatalogStore(_CATALOG_TOOLS),
+        queries=warm.queries,
+        jobs=jobs,
+        embed_deadline=0.0,
+        static=static,
+    )
+
+
 def load_all(config: EvalConfig) -> list[Dataset]:
     """Every data set of ``config`` read and checked (names and folders, then file pairs)."""
     named = [load_dataset(config.bench_dir, name) for name in config.datasets]
@@ -156,11 +181,15 @@ class Evaluator:
     """Holds the encoder, one embedding cache and the catalogs for a whole run.
 
     ``datasets``: what to evaluate, already read (``load_all``); default: read from
-    ``config`` when the run starts.
+    ``config`` when the run starts. ``static``: the static arm, for the cold row.
     """
 
     def __init__(
-        self, encoder: Encoder, config: EvalConfig, datasets: Sequence[Dataset] | None = None
+        self,
+        encoder: Encoder,
+        config: EvalConfig,
+        datasets: Sequence[Dataset] | None = None,
+        static: Encoder | None = None,
     ) -> None:
         self.encoder = encoder
         self.config = config
@@ -181,6 +210,7 @@ class Evaluator:
             weights=self.selector.weights,
             catalogs=catalogs,
         )
+        self.cold = None if static is None else cold_selector(self.selector, static)
         self.datasets = None if datasets is None else list(datasets)
         self._datasets = {d.name: d for d in self.datasets or ()}
 
@@ -274,6 +304,10 @@ class Evaluator:
             SERVICE_LEXICAL: (lexical.names, t2 - t1),
             SERVICE_RANKED: (list(hybrid.ranked), t1 - t0),
         }
+        if self.cold is not None:
+            t0 = time.perf_counter()
+            cold = self.cold.select(request)
+            out[SERVICE_COLD] = (cold.ranking.names, time.perf_counter() - t0)
         for ref, rank in refs.items():
             t0 = time.perf_counter()
             ranked = rank(q.text, qvec)
