@@ -31,7 +31,7 @@ from tests.support import static_table
 from loadtests.coldstart import as_tool
 from loadtests.workload import BENCH_DIR
 from tool_selector.embeddings.onnx import OnnxEncoder
-from tool_selector.embeddings.static import StaticEncoder, static_text
+from tool_selector.embeddings.static import StaticEncoder, static_matrix
 from tool_selector.offline.evaluation.dataset import split_of
 from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
@@ -173,8 +173,7 @@ def sweep(arm: str) -> list[Ranked]:
     built: dict[str, tuple[Catalog, FloatArray]] = {}
     for name, ts in tools.items():
         catalog = build_catalog(dedupe(ts)[0])
-        matrix = static.encode([static_text(t) for t in catalog.texts])
-        built[name] = catalog, np.ascontiguousarray(matrix, dtype=np.float32)
+        built[name] = catalog, static_matrix(static, catalog.texts)
     vectors: dict[str, FloatArray] = {}
     out = []
     for case in todo:

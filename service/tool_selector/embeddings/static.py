@@ -20,6 +20,7 @@ from typing import Any, cast
 import numpy as np
 
 from tool_selector.embeddings.distill import RECIPE_VERSION
+from tool_selector.embeddings.encoder import Encoder
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 from tool_selector.ranking.text import ToolText
@@ -42,6 +43,11 @@ def static_text(tool: ToolText) -> str:
     words = " ".join(split_identifier(tool.bare_name))
     head = f"{tool.namespace} {words}".strip() if tool.namespace else words
     return f"{head}. {tool.description}" if tool.description else head
+
+
+def static_matrix(static: Encoder, tools: Sequence[ToolText]) -> FloatArray:
+    """The static arm's tool vectors (one row per tool, contiguous float32)."""
+    return np.ascontiguousarray(static.encode([static_text(t) for t in tools]), np.float32)
 
 
 def default_static_path() -> Path:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.embeddings.static import static_text
+from tool_selector.embeddings.static import static_matrix
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
@@ -337,8 +337,7 @@ class Selector:
         the model's own outputs), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
-            texts = [static_text(t) for t in entry.catalog.texts]
-            matrix = np.ascontiguousarray(static.encode(texts), dtype=np.float32)
+            matrix = static_matrix(static, entry.catalog.texts)
             entry.set_matrix(static.model_id, matrix)
         encoder = self.encoder
         if encoder is not None and encoder.dim == static.dim:

@@ -39,7 +39,7 @@ from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.embeddings.static import static_text
+from tool_selector.embeddings.static import static_matrix
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
     BenchQuery,
@@ -155,7 +155,7 @@ def dataset_blocks(
     queries = pick_queries([q for q in data.queries if q.gold], split, limit)
     catalog, matrix = selector.embedded(list(data.tools))
     if static is not None and len(catalog):
-        matrix = static.encode([static_text(t) for t in catalog.texts])
+        matrix = static_matrix(static, catalog.texts)
     if matrix is None or not queries:
         return []
     qvecs = encode_queries(selector.encoder, [q.text for q in queries])
