@@ -58,3 +58,14 @@ def test_the_cross_arm_fits_over_the_static_tables_cosines(blocks: list[Block]) 
     assert fit(cross, CROSS_PARAMS).shipped_loss == pytest.approx(
         loss(np.array([getattr(CROSS_PARAMS, n) for n in WEIGHTS]), cross)[0]
     )
+
+
+def test_the_static_arm_encodes_the_queries_with_the_table_too(blocks: list[Block]) -> None:
+    selector = Selector(encoder=HashingEncoder(), embed_deadline=math.inf)
+    data = load_dataset(FIXTURE.parent, str(FIXTURE))
+    table = StaticTable()
+    cross = dataset_blocks(selector, data, "all", None, 1, static=table)
+    static = dataset_blocks(selector, data, "all", None, 1, static=table, static_queries=True)
+    pairs = list(zip(static, cross, strict=True))
+    assert all(np.array_equal(s.x[..., 3:], c.x[..., 3:]) for s, c in pairs)
+    assert any(not np.allclose(s.x[..., :3], c.x[..., :3]) for s, c in pairs)

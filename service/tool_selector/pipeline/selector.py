@@ -36,14 +36,25 @@ from tool_selector_client.wire import SearchRequest, Tool
 #: Query vectors by (model id, pattern).
 QueryCache = BoundedLRU[tuple[str, str], FloatArray]
 RankingPath = Literal["hybrid", "static", "lexical"]
-#: Fusion of the static arm with a static query vector (while the model loads): the same
-#: fusion, floors higher (its cosines run higher). Fusion of the static arm with the model's
-#: query vector (the cold path's usual case: the table keeps the model's 384 dimensions): its
-#: own weights, fitted on the dev split over those cosines
-#: (``python -m tool_selector.offline.evaluation.fit --arm cross``; they trust the static
-#: cosines' rank less and the pattern's words more than the hybrid does), and a lower tool
-#: floor. Floors swept by ``loadtests.calibrate`` (docs/performance.md, "The static arm").
-STATIC_PARAMS = FusionParams(tool_floor=0.13, no_match_floor=0.23)
+#: Fusion of the static arm's tool vectors with a static query vector (while the model
+#: loads; ``fit --arm static``) and with the model's query vector (the cold path's usual
+#: case: the table keeps the model's 384 dimensions; ``fit --arm cross``): the same fusion,
+#: each with its own weights fitted on the dev split over its own cosines
+#: (``python -m tool_selector.offline.evaluation.fit --arm ...``; both trust the static
+#: cosines' rank less and the pattern's words more than the hybrid does) and its own floors
+#: (the static query's higher: its cosines run higher), swept by ``loadtests.calibrate``
+#: (docs/performance.md, "The static arm").
+STATIC_PARAMS = FusionParams(
+    cos_weight=1.226,
+    z_weight=0.82,
+    rank_weight=0.306,
+    specificity_weight=5.003,
+    name_weight=10.465,
+    peak_weight=1.508,
+    long_weight=0.58,
+    tool_floor=0.11,
+    no_match_floor=0.23,
+)
 CROSS_PARAMS = FusionParams(
     cos_weight=0.601,
     z_weight=0.749,

@@ -17,7 +17,9 @@ so every set and every query kind weighs the same. Minimised by L-BFGS from all 
 
 ``--arm cross`` fits the weights of the cold path instead (``selector.CROSS_PARAMS``: a
 catalog the model has not embedded yet, answered with the static table's tool vectors
-against the model's query vector): the same features over those cosines.
+against the model's query vector): the same features over those cosines. ``--arm static``:
+those of the static query vector against them (``selector.STATIC_PARAMS``, while the model
+loads).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from tool_selector.offline.evaluation.dataset import (
     pick_queries,
 )
 from tool_selector.pipeline.catalog_store import CatalogStore
-from tool_selector.pipeline.selector import CROSS_PARAMS, Selector
+from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS, Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, dense_score, lexical_score
@@ -76,7 +78,7 @@ L2 = 1e-3
 _ENCODE_CHUNK = 512
 _CACHE_BYTES = 256 * 1024 * 1024
 #: The dense arms whose weights can be fitted, with the parameters each ships.
-ARMS = {"model": FusionParams(), "cross": CROSS_PARAMS}
+ARMS = {"model": FusionParams(), "cross": CROSS_PARAMS, "static": STATIC_PARAMS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +148,12 @@ def dataset_blocks(
     min_category: int = MIN_CATEGORY,
     *,
     static: Encoder | None = None,
+    static_queries: bool = False,
 ) -> list[Block]:
     """The training blocks of one set: its ``split`` queries with gold tools, by category.
 
-    With ``static``, the tools' vectors are the static table's (the cold path's cosines)."""
+    With ``static``, the tools' vectors are the static table's (the cold path's cosines),
+    and with ``static_queries`` too the queries' (the path while the model loads)."""
     if selector.encoder is None:
         raise ValueError("fitting needs an encoder")
     queries = pick_queries([q for q in data.queries if q.gold], split, limit)
@@ -158,7 +162,8 @@ def dataset_blocks(
         matrix = static_matrix(static, catalog.texts)
     if matrix is None or not queries:
         return []
-    qvecs = encode_queries(selector.encoder, [q.text for q in queries])
+    by = static if static is not None and static_queries else selector.encoder
+    qvecs = encode_queries(by, [q.text for q in queries])
     feats = [
         tool_features(catalog, Query.parse(q.text), cosine_scores(v, matrix))
         for q, v in zip(queries, qvecs, strict=True)
@@ -248,7 +253,8 @@ def _parser() -> argparse.ArgumentParser:
         "--arm",
         choices=sorted(ARMS),
         default="model",
-        help="model: the hybrid's weights (default); cross: the cold path's (static tools)",
+        help="model: the hybrid's weights (default); cross: the cold path's (static tools, "
+        "model query); static: while the model loads (static tools and query)",
     )
     p.add_argument("--output", type=Path, help="write the fitted weights and losses as JSON")
     return p
@@ -275,7 +281,7 @@ def _static() -> Encoder:
 
     static = static_from_settings(Settings.from_env(os.environ))
     if static is None:
-        raise ValueError("--arm cross needs the static table (TOOL_SELECTOR_STATIC_EMBEDDINGS)")
+        raise ValueError("this arm needs the static table (TOOL_SELECTOR_STATIC_EMBEDDINGS)")
     return static
 
 
@@ -309,12 +315,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     began = time.perf_counter()
     selector, base = _selector(), ARMS[args.arm]
-    static = _static() if args.arm == "cross" else None
+    static = None if args.arm == "model" else _static()
     blocks: list[Block] = []
     for name in args.datasets:
         t0 = time.perf_counter()
         data = load_dataset(args.bench_dir, name)
-        blocks += dataset_blocks(selector, data, "dev", args.limit, static=static)
+        blocks += dataset_blocks(
+            selector, data, "dev", args.limit, static=static, static_queries=args.arm == "static"
+        )
         sys.stderr.write(f"{name}: features in {time.perf_counter() - t0:.0f} s\n")
     out = report(fit(blocks, base), blocks, time.perf_counter() - began, base)
     sys.stdout.write(f"{'weight':20} {'shipped':>8} {'fitted':>8}\n")
