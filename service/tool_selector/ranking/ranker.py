@@ -109,10 +109,8 @@ def rank(
     always does). ``always_keep`` names count toward ``top_k``, best-ranked first.
     """
     sig = signals(catalog, query, bm25, dense, params.explained_top)
-    exact = set(catalog.exact_matches(query.pattern))
-    named = exact or set(catalog.near_matches(query.pattern) if params.near_name_bonus else ())
-    bonus = params.exact_bonus if exact else params.near_name_bonus
-    fused = _lift(fuse(sig, params), _by_exactness(catalog, query.pattern, named), bonus)
+    exact, named = named_tools(catalog, query.pattern, params)
+    fused = lift_named(catalog, query.pattern, fuse(sig, params), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
     position = _positions(order)
     match_floor, tool_floor = floors(dense is None, params)
@@ -129,6 +127,27 @@ def rank(
     picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=set(kept)) for i in chosen)
     ranked = tuple(catalog.texts[int(i)].name for i in order[:top_k])
     return Ranking(picked=picked, no_match=no_match, ranked=ranked)
+
+
+def named_tools(catalog: Catalog, pattern: str, params: FusionParams) -> tuple[set[int], set[int]]:
+    """The tools ``pattern`` names exactly, and those it names (exact, else one edit away)."""
+    exact = set(catalog.exact_matches(pattern))
+    named = exact or set(catalog.near_matches(pattern) if params.near_name_bonus else ())
+    return exact, named
+
+
+def lift_named(
+    catalog: Catalog,
+    pattern: str,
+    fused: FloatArray,
+    tools: tuple[set[int], set[int]],
+    params: FusionParams,
+) -> FloatArray:
+    """``fused`` with the named tools (``named_tools``' pair) lifted above every other tool,
+    least exact first (``_by_exactness``), by ``exact_bonus`` or ``near_name_bonus`` more."""
+    exact, named = tools
+    bonus = params.exact_bonus if exact else params.near_name_bonus
+    return _lift(fused, _by_exactness(catalog, pattern, named), bonus)
 
 
 def _positions(order: npt.NDArray[np.intp]) -> list[int]:
