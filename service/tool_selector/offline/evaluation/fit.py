@@ -103,7 +103,7 @@ class Fit:
     iterations: int
 
 
-def _bases() -> list[FusionParams]:
+def unit_bases() -> list[FusionParams]:
     """One ``FusionParams`` per weight: that weight at 1, every other weight at 0."""
     units: list[dict[str, Any]] = [{n: float(n == name) for n in WEIGHTS} for name in WEIGHTS]
     return [replace(FusionParams(), **unit) for unit in units]
@@ -116,7 +116,7 @@ def tool_features(catalog: Catalog, query: Query, dense: FloatArray) -> FloatArr
     sig = signals(catalog, query, bm25, dense, params.explained_top)
     cols = [
         dense_score(dense, basis) if j < _DENSE else lexical_score(sig, basis)
-        for j, basis in enumerate(_bases())
+        for j, basis in enumerate(unit_bases())
     ]
     return np.stack(cols, axis=1).astype(np.float32)
 
@@ -260,7 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _selector() -> Selector:
+def model_selector() -> Selector:
     from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
     from tool_selector.settings import Settings  # noqa: PLC0415
 
@@ -314,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build the blocks, fit, print the weights beside the shipped ones, write ``--output``."""
     args = _parser().parse_args(argv)
     began = time.perf_counter()
-    selector, base = _selector(), ARMS[args.arm]
+    selector, base = model_selector(), ARMS[args.arm]
     static = None if args.arm == "model" else _static()
     blocks: list[Block] = []
     for name in args.datasets:
