@@ -44,7 +44,6 @@ from tool_selector.embeddings.encoder import Encoder
 from tool_selector.embeddings.static import static_matrix
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
-    BenchQuery,
     Dataset,
     Split,
     default_bench_dir,
@@ -55,7 +54,7 @@ from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS, Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
-from tool_selector.ranking.fusion import FusionParams, dense_score, lexical_score
+from tool_selector.ranking.fusion import FusionParams, Signals, dense_score, lexical_score
 from tool_selector.ranking.ranker import Query, signals
 
 #: The fitted fields of ``FusionParams``, in feature order; the first three are the dense half.
@@ -109,16 +108,23 @@ def unit_bases() -> list[FusionParams]:
     return [replace(FusionParams(), **unit) for unit in units]
 
 
-def tool_features(catalog: Catalog, query: Query, dense: FloatArray) -> FloatArray:
-    """Per tool, the score each weight multiplies (tools, weights): ``fuse`` at unit weights."""
-    params = FusionParams()
-    bm25 = catalog.index.scores(query.terms)
-    sig = signals(catalog, query, bm25, dense, params.explained_top)
-    cols = [
+def signal_columns(sig: Signals) -> list[FloatArray]:
+    """Per weight, the score it multiplies over one query's tools: ``fuse``'s halves at unit
+    weights (``WEIGHTS`` order)."""
+    if sig.dense is None:
+        raise ValueError("the fit needs dense cosines")
+    dense = sig.dense
+    return [
         dense_score(dense, basis) if j < _DENSE else lexical_score(sig, basis)
         for j, basis in enumerate(unit_bases())
     ]
-    return np.stack(cols, axis=1).astype(np.float32)
+
+
+def tool_features(catalog: Catalog, query: Query, dense: FloatArray) -> FloatArray:
+    """Per tool, the score each weight multiplies (tools, weights): ``fuse`` at unit weights."""
+    bm25 = catalog.index.scores(query.terms)
+    sig = signals(catalog, query, bm25, dense, FusionParams().explained_top)
+    return np.stack(signal_columns(sig), axis=1).astype(np.float32)
 
 
 def encode_queries(encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
@@ -168,24 +174,34 @@ def dataset_blocks(
         tool_features(catalog, Query.parse(q.text), cosine_scores(v, matrix))
         for q, v in zip(queries, qvecs, strict=True)
     ]
-    categories = sorted({q.category for q in queries})
+    rows = [
+        (q.category, x, target(len(catalog), [catalog.positions[g] for g in q.gold]))
+        for q, x in zip(queries, feats, strict=True)
+    ]
+    return category_blocks(data.name, rows, min_category)
+
+
+def target(tools: int, gold: Sequence[int]) -> FloatArray:
+    """The softmax target of one query: its gold tools' positions share 1 evenly."""
+    y = np.zeros(tools, np.float32)
+    y[list(gold)] = 1.0 / len(gold)
+    return y
+
+
+def category_blocks(
+    dataset: str, rows: Sequence[tuple[str, FloatArray, FloatArray]], min_category: int
+) -> list[Block]:
+    """``(category, features, target)`` rows of one set as blocks: one per category of at
+    least ``min_category`` rows, weighing ``1 / (rows in it * categories in the set)``."""
+    categories = sorted({cat for cat, _, _ in rows})
     blocks = []
     for cat in categories:
-        chosen = [i for i, q in enumerate(queries) if q.category == cat]
+        chosen = [(x, y) for c, x, y in rows if c == cat]
         if len(chosen) < min_category:
             continue
-        x = np.stack([feats[i] for i in chosen])
-        y = np.stack([_target(catalog, queries[i]) for i in chosen])
-        weight = 1.0 / (len(chosen) * len(categories))
-        blocks.append(Block(data.name, cat, x, y, weight))
+        x, y = np.stack([x for x, _ in chosen]), np.stack([y for _, y in chosen])
+        blocks.append(Block(dataset, cat, x, y, 1.0 / (len(chosen) * len(categories))))
     return blocks
-
-
-def _target(catalog: Catalog, query: BenchQuery) -> FloatArray:
-    y = np.zeros(len(catalog), np.float32)
-    gold = [catalog.positions[g] for g in query.gold]
-    y[gold] = 1.0 / len(gold)
-    return y
 
 
 def loss(
@@ -209,15 +225,20 @@ def shipped(base: FusionParams | None = None) -> dict[str, float]:
     return {name: float(params[name]) for name in WEIGHTS}
 
 
-def fit(blocks: Sequence[Block], base: FusionParams | None = None) -> Fit:
-    """Minimise ``loss`` from all-zero weights (L-BFGS-B); ``base``: the shipped weights."""
+def minimise(blocks: Sequence[Block]) -> Any:
+    """``loss`` minimised by L-BFGS-B from all-zero weights, one per feature column."""
     if not blocks:
         raise ValueError("nothing to fit: no block of queries")
-    start = np.zeros(len(WEIGHTS))
-    result = minimize(loss, start, args=(blocks,), jac=True, method="L-BFGS-B")
+    start = np.zeros(blocks[0].x.shape[2])
+    return minimize(loss, start, args=(blocks,), jac=True, method="L-BFGS-B")
+
+
+def fit(blocks: Sequence[Block], base: FusionParams | None = None) -> Fit:
+    """Minimise ``loss`` from all-zero weights (L-BFGS-B); ``base``: the shipped weights."""
+    result = minimise(blocks)
     return Fit(
         weights={n: float(v) for n, v in zip(WEIGHTS, result.x, strict=True)},
-        start_loss=loss(start, blocks)[0],
+        start_loss=loss(np.zeros(len(WEIGHTS)), blocks)[0],
         end_loss=float(result.fun),
         shipped_loss=loss(np.array(list(shipped(base).values())), blocks)[0],
         iterations=int(result.nit),

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
@@ -39,10 +38,13 @@ from tool_selector.offline.evaluation.fit import (
     MIN_CATEGORY,
     WEIGHTS,
     Block,
+    category_blocks,
     encode_queries,
-    loss,
+    minimise,
     model_selector,
-    unit_bases,
+    shipped,
+    signal_columns,
+    target,
 )
 from tool_selector.offline.evaluation.metrics import recall_at
 from tool_selector.offline.evaluation.references import reference_rankers
@@ -52,9 +54,7 @@ from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
-    dense_score,
     length_share,
-    lexical_score,
     ranks,
     standardise,
 )
@@ -100,11 +100,7 @@ def _cos(s: Signals) -> FloatArray:
 
 def base_columns(s: Signals) -> Columns:
     """The fit's seven features of one query: ``fuse``'s halves at unit weights."""
-    cols = [
-        dense_score(_cos(s), b) if j < 3 else lexical_score(s, b)
-        for j, b in enumerate(unit_bases())
-    ]
-    return dict(zip(BASE, cols, strict=True))
+    return dict(zip(BASE, signal_columns(s), strict=True))
 
 
 def _lexical_rank(scores: FloatArray) -> FloatArray:
@@ -190,17 +186,13 @@ def blocks(
     """The fit's blocks (one per category of at least ``min_category`` fitted queries)."""
     out = []
     for rows in sets:
-        chosen = [r for r in rows.rows if r.fitted]
-        cats = sorted({r.category for r in chosen})
-        for cat in cats:
-            rs = [r for r in chosen if r.category == cat]
-            if len(rs) < min_category:
-                continue
-            x = np.stack([columns(r.signals, variant)[1] for r in rs])
-            y = np.zeros(x.shape[:2], np.float32)
-            for i, r in enumerate(rs):
-                y[i, list(r.gold)] = 1.0 / len(r.gold)
-            out.append(Block(rs[0].dataset, cat, x, y, 1.0 / (len(rs) * len(cats))))
+        fitted = [
+            (r.category, columns(r.signals, variant)[1], target(len(rows.catalog), r.gold))
+            for r in rows.rows
+            if r.fitted
+        ]
+        if fitted:
+            out += category_blocks(rows.rows[0].dataset, fitted, min_category)
     return out
 
 
@@ -209,13 +201,8 @@ def fit_weights(
 ) -> FloatArray:
     """The variant's weights: the shipped ones for ``shipped`` (None), else refitted."""
     if variant is None:
-        shipped = FusionParams()
-        return np.array([getattr(shipped, w) for w in WEIGHTS], dtype=np.float64)
-    bl = blocks(sets, variant, min_category)
-    if not bl:
-        raise ValueError("nothing to fit: no category with enough queries")
-    start = np.zeros(bl[0].x.shape[2])
-    return np.asarray(minimize(loss, start, args=(bl,), jac=True, method="L-BFGS-B").x)
+        return np.array(list(shipped().values()), dtype=np.float64)
+    return np.asarray(minimise(blocks(sets, variant, min_category)).x)
 
 
 def top(rows: SetRows, row: Row, variant: Variant | None, w: FloatArray) -> tuple[int, ...]:
