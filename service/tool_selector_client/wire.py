@@ -23,14 +23,21 @@ from msgspec import Meta, Struct
 
 __all__ = [
     "COMPRESS_PATH",
+    "MAX_CONTEXT_ITEMS",
+    "MAX_GLOBS",
+    "MAX_GLOB_CHARS",
     "SEARCH_PATH",
+    "Budget",
     "CompressData",
     "CompressErrorBody",
     "CompressRequest",
     "CompressResponse",
     "CompressTool",
+    "Context",
     "ErrorBody",
     "Explanation",
+    "Filters",
+    "Removed",
     "SearchRequest",
     "SearchResponse",
     "Tool",
@@ -46,9 +53,18 @@ COMPRESS_PATH = "/api/compress/tool-discovery/"
 ToolName = Annotated[str, Meta(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")]
 #: The search pattern: must contain something besides whitespace.
 Pattern = Annotated[str, Meta(pattern=r"\S")]
+#: Longest name glob in ``filters.allow`` / ``filters.deny``, and most globs in each list.
+MAX_GLOB_CHARS = 200
+MAX_GLOBS = 256
+#: A name glob (``fnmatch``: ``*``, ``?``, ``[...]``), matched case-insensitively.
+Glob = Annotated[str, Meta(min_length=1, max_length=MAX_GLOB_CHARS)]
+#: Most entries in ``context.messages`` and in ``context.recent_tools``.
+MAX_CONTEXT_ITEMS = 64
+#: A calibrated relevance: the probability that a tool at that score is one the caller needs.
+Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 
 
-class Tool(Struct, frozen=True):
+class Tool(Struct, frozen=True, omit_defaults=True):
     """One deferred tool as the proxy sends it.
 
     ``definition`` is the caller's raw provider tool object (OpenAI Chat, OpenAI
@@ -59,9 +75,50 @@ class Tool(Struct, frozen=True):
     name: ToolName
     description: str | None = None
     definition: dict[str, Any] | None = None
+    safe: bool | None = None
 
 
-class SearchRequest(Struct, frozen=True):
+class Filters(Struct, frozen=True, forbid_unknown_fields=True):
+    """Which tools may be answered at all, applied before ranking; a removed tool is never
+    returned, not through ``always_keep`` and not through the exact-name rule.
+
+    ``allow``: only tools whose full or bare name (``mcp__github__create_issue`` /
+    ``create_issue``) matches one of these globs (``None``: every tool). ``deny``: no tool
+    whose full or bare name matches one. ``read_only``: only tools annotated
+    ``readOnlyHint: true``. ``exclude_destructive``: no tool that may be destructive: per
+    the MCP defaults an unannotated tool may be (``destructiveHint`` defaults to true and
+    counts only when ``readOnlyHint`` is not true). ``allow_unsafe``: tools marked
+    ``"safe": false`` are left out unless true.
+    """
+
+    allow: Annotated[list[Glob], Meta(max_length=MAX_GLOBS)] | None = None
+    deny: Annotated[list[Glob], Meta(max_length=MAX_GLOBS)] = msgspec.field(default_factory=list)
+    read_only: bool = False
+    exclude_destructive: bool = False
+    allow_unsafe: bool = False
+
+
+class Budget(Struct, frozen=True, forbid_unknown_fields=True):
+    """Caps on the answer besides ``top_k``: ``max_bytes`` of the returned tools'
+    definitions (compact JSON) and ``max_tools`` names."""
+
+    max_bytes: Annotated[int, Meta(ge=0)] | None = None
+    max_tools: Annotated[int, Meta(ge=1)] | None = None
+
+
+class Context(Struct, frozen=True, forbid_unknown_fields=True):
+    """The conversation around the search: its last ``messages`` (oldest first) and the
+    tools the agent called lately (``recent_tools``, most recent last)."""
+
+    messages: Annotated[list[str], Meta(max_length=MAX_CONTEXT_ITEMS)] = msgspec.field(
+        default_factory=list
+    )
+    recent_tools: Annotated[list[str], Meta(max_length=MAX_CONTEXT_ITEMS)] = msgspec.field(
+        default_factory=list
+    )
+
+
+class SearchRequest(Struct, frozen=True, omit_defaults=True):
     """A search over the deferred tools. Unknown fields are ignored."""
 
     pattern: Pattern
@@ -69,6 +126,10 @@ class SearchRequest(Struct, frozen=True):
     top_k: Annotated[int, Meta(ge=1)] = 5
     always_keep: list[str] = msgspec.field(default_factory=list)
     explain: bool = False
+    filters: Filters | None = None
+    budget: Budget | None = None
+    min_score: Score | None = None
+    context: Context | None = None
 
 
 Reason = Literal["ranked", "always_keep", "exact_name"]
@@ -85,13 +146,39 @@ class Explanation(Struct, frozen=True, omit_defaults=True):
     dense_similarity: float | None = None
     dense_rank: int | None = None
     matched_terms: list[str] = msgspec.field(default_factory=list)
+    relevance: float | None = None
+
+
+class Removed(Struct, frozen=True, omit_defaults=True):
+    """How many tools each control removed (``"explain": true`` only).
+
+    A tool removed by several filters is counted once, under the first of ``allow``,
+    ``deny``, ``unsafe``, ``read_only``, ``destructive``. ``budget``: ranked tools left out
+    because they did not fit ``budget`` (bytes or ``max_tools``); ``min_score``: tools whose
+    relevance was below ``min_score``.
+    """
+
+    allow: int = 0
+    deny: int = 0
+    unsafe: int = 0
+    read_only: int = 0
+    destructive: int = 0
+    budget: int = 0
+    min_score: int = 0
 
 
 class SearchResponse(Struct, frozen=True, omit_defaults=True):
-    """The chosen tool names, best first; empty means no useful match."""
+    """The chosen tool names, best first; empty means no useful match.
+
+    With ``"explain": true``: ``explanations`` (why each tool is there), ``removed`` (what
+    each control removed) and, for an empty answer, ``unmatched_terms`` (the pattern's
+    terms that no tool holds).
+    """
 
     selected_names: list[str]
     explanations: list[Explanation] | None = None
+    removed: Removed | None = None
+    unmatched_terms: list[str] | None = None
 
 
 class ErrorBody(Struct, frozen=True):
@@ -112,6 +199,7 @@ class CompressTool(Struct, frozen=True):
     description: str | None = None
     definition: dict[str, Any] | None = None
     parameters: dict[str, Any] | None = None
+    safe: bool | None = None
 
 
 class CompressRequest(Struct, frozen=True):
@@ -127,12 +215,21 @@ class CompressRequest(Struct, frozen=True):
     always_keep: list[str] | None = None
     compression_model_name: str | None = None
     source: str | None = None
+    explain: bool = False
+    filters: Filters | None = None
+    budget: Budget | None = None
+    min_score: Score | None = None
+    context: Context | None = None
 
 
-class CompressData(Struct, frozen=True):
-    """The picked names, best first (the proxy keeps its own order)."""
+class CompressData(Struct, frozen=True, omit_defaults=True):
+    """The picked names, best first (the proxy keeps its own order); with ``explain``, the
+    same reasons as ``SearchResponse``'s."""
 
     relevant_tools: list[str]
+    explanations: list[Explanation] | None = None
+    removed: Removed | None = None
+    unmatched_terms: list[str] | None = None
 
 
 class CompressResponse(Struct, frozen=True, kw_only=True):

@@ -21,10 +21,9 @@ from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.state import AppState, state_of
 from tool_selector.logs import log_request
 from tool_selector.pipeline.ask import Ask
-from tool_selector.pipeline.contracts import Contract
+from tool_selector.pipeline.contracts import Contract, Explained
 from tool_selector.pipeline.selector import Outcome
-from tool_selector.ranking.ranker import Ranking
-from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation, Removed
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
 
@@ -60,7 +59,7 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     ranking = outcome.ranking
     shadow: ShadowCompare | None = request.app.state.get("shadow")
     return Response(
-        contract.answer(ranking.names, _explanations(ranking) if ask.explain else None),
+        contract.answer(ranking.names, _explained(outcome) if ask.explain else None),
         media_type=JSON,
         headers={RANKING_HEADER: outcome.path},
         background=shadow.task(ask, outcome.catalog, ranking.names)
@@ -112,8 +111,15 @@ def _require_json(request: Request[Any, Any, Any]) -> None:
         )
 
 
-def _explanations(ranking: Ranking) -> list[Explanation]:
-    return [msgspec.convert(p, Explanation, from_attributes=True) for p in ranking.picked]
+def _explained(outcome: Outcome) -> Explained:
+    ranking = outcome.ranking
+    return Explained(
+        explanations=[
+            msgspec.convert(p, Explanation, from_attributes=True) for p in ranking.picked
+        ],
+        removed=Removed(**outcome.removed) if outcome.removed else None,
+        unmatched_terms=list(ranking.unmatched) if not ranking.picked else None,
+    )
 
 
 def _record(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tool_selector_client.wire import SearchRequest, Tool
+from tool_selector_client.wire import Budget, Context, Filters, SearchRequest, Tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,12 @@ class ToolSource:
 @dataclass(frozen=True, slots=True)
 class Ask:
     """One search, contract-free. ``pattern_chars``: the pattern's length as sent (longer
-    than ``pattern`` when the decoder cut it)."""
+    than ``pattern`` when the decoder cut it).
+
+    The caller's controls (``pipeline.controls``), each ``None`` when not sent, which then
+    changes nothing: ``filters`` apply before ranking, ``budget`` and ``min_score`` after it,
+    ``context`` joins the pattern's evidence.
+    """
 
     pattern: str
     tools: ToolSource
@@ -43,6 +48,10 @@ class Ask:
     always_keep: tuple[str, ...] = ()
     explain: bool = False
     pattern_chars: int = 0
+    filters: Filters | None = None
+    budget: Budget | None = None
+    min_score: float | None = None
+    context: Context | None = None
 
     @classmethod
     def of(cls, request: SearchRequest, key: str | None = None) -> Ask:
@@ -54,6 +63,10 @@ class Ask:
             always_keep=tuple(request.always_keep),
             explain=request.explain,
             pattern_chars=len(request.pattern),
+            filters=request.filters,
+            budget=request.budget,
+            min_score=request.min_score,
+            context=request.context,
         )
 
     @property

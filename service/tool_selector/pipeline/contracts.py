@@ -30,6 +30,7 @@ from tool_selector_client.wire import (
     CompressResponse,
     CompressTool,
     Explanation,
+    Removed,
     SearchRequest,
     SearchResponse,
     Tool,
@@ -65,7 +66,7 @@ class Contract:
     wire: type[msgspec.Struct]
     tool: type[msgspec.Struct]
     to_tool: Callable[[Any], Tool] | None
-    answer: Callable[[list[str], list[Explanation] | None], bytes]
+    answer: Callable[[list[str], Explained | None], bytes]
     fields: dict[str, str]
 
     def field(self, name: str) -> str:
@@ -77,12 +78,40 @@ class Contract:
         return getattr(head, self.field(name), default)
 
 
-def _search_answer(names: list[str], explanations: list[Explanation] | None) -> bytes:
-    return _ENCODER.encode(SearchResponse(selected_names=names, explanations=explanations))
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """What ``"explain": true`` adds to either contract's answer: why each tool is there,
+    what each control removed (``None``: no control sent) and, for an empty answer, the
+    pattern's terms no tool holds."""
+
+    explanations: list[Explanation]
+    removed: Removed | None = None
+    unmatched_terms: list[str] | None = None
 
 
-def _compress_answer(names: list[str], _: list[Explanation] | None) -> bytes:
-    return _ENCODER.encode(CompressResponse(data=CompressData(relevant_tools=names)))
+def _search_answer(names: list[str], why: Explained | None) -> bytes:
+    if why is None:
+        return _ENCODER.encode(SearchResponse(selected_names=names))
+    return _ENCODER.encode(
+        SearchResponse(
+            selected_names=names,
+            explanations=why.explanations,
+            removed=why.removed,
+            unmatched_terms=why.unmatched_terms,
+        )
+    )
+
+
+def _compress_answer(names: list[str], why: Explained | None) -> bytes:
+    if why is None:
+        return _ENCODER.encode(CompressResponse(data=CompressData(relevant_tools=names)))
+    data = CompressData(
+        relevant_tools=names,
+        explanations=why.explanations,
+        removed=why.removed,
+        unmatched_terms=why.unmatched_terms,
+    )
+    return _ENCODER.encode(CompressResponse(data=data))
 
 
 def compress_tool(tool: CompressTool) -> Tool:
@@ -96,7 +125,7 @@ def compress_tool(tool: CompressTool) -> Tool:
     if definition is None and tool.parameters is not None:
         params = tool.parameters
         definition = params if _PROVIDER_KEYS & params.keys() else {"parameters": params}
-    return Tool(name=tool.name, description=tool.description, definition=definition)
+    return Tool(name=tool.name, description=tool.description, definition=definition, safe=tool.safe)
 
 
 SEARCH = Contract("search", SearchRequest, Tool, None, _search_answer, {})

@@ -35,7 +35,7 @@ from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
 from tool_selector.settings import Settings
-from tool_selector_client.wire import Tool
+from tool_selector_client.wire import Context, Tool
 
 #: Tool arrays smaller than this are cheap to decode; they are not named by their bytes.
 MIN_RAW_KEY_BYTES = 4096
@@ -99,6 +99,10 @@ class Decoder:
             always_keep=tuple(contract.read(head, "always_keep") or ()),
             explain=contract.read(head, "explain", False),
             pattern_chars=len(sent),
+            filters=contract.read(head, "filters"),
+            budget=contract.read(head, "budget"),
+            min_score=contract.read(head, "min_score"),
+            context=_context(contract.read(head, "context"), self._settings.max_pattern_chars),
         )
         return contract, ask
 
@@ -186,6 +190,15 @@ def _drop_partial(text: str, *, last: bool) -> str:
     if len(parts) < 2:
         return text  # one unbroken run (a blob): keep the characters
     return parts[0] if last else parts[1]
+
+
+def _context(context: Context | None, max_chars: int) -> Context | None:
+    """``context`` with each message cut like the pattern (a real message is never refused
+    for its length) and blank ones dropped."""
+    if context is None:
+        return None
+    messages = [cut_pattern(m, max_chars) for m in context.messages if m.strip()]
+    return Context(messages=messages, recent_tools=context.recent_tools)
 
 
 def _check_head(head: Any, settings: Settings, contract: Contract) -> None:

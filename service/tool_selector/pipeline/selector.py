@@ -28,9 +28,10 @@ from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Fou
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog
+from tool_selector.ranking.controls import allowed
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams
-from tool_selector.ranking.ranker import Query, Ranking, rank
+from tool_selector.ranking.ranker import NO_LIMITS, Limits, Query, Ranking, rank
 from tool_selector_client.wire import SearchRequest, Tool
 
 #: Query vectors by (model id, pattern).
@@ -74,7 +75,8 @@ DEFAULT_BATCH = 16
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A ranking plus what it took to make it (for metrics and logs)."""
+    """A ranking plus what it took to make it (for metrics and logs). ``removed``: how many
+    tools each of the caller's controls left out (``Removed``'s fields; empty: none sent)."""
 
     ranking: Ranking
     path: RankingPath
@@ -88,6 +90,7 @@ class Outcome:
     query_cached: bool = False
     deferred: bool = False
     catalog: Catalog | None = None
+    removed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +178,7 @@ class Selector:
             bm25 = catalog.index.scores(query.terms)
         dense = self._dense_arm(found, ask.pattern, started, timings)
         with _timed(timings, "fuse"):
+            limits, filtered = self._limits(ask, catalog)
             ranking = rank(
                 catalog,
                 query,
@@ -183,6 +187,7 @@ class Selector:
                 top_k=ask.top_k,
                 always_keep=ask.always_keep,
                 params=dense.params,
+                limits=limits,
             )
         return Outcome(
             ranking=ranking,
@@ -197,7 +202,24 @@ class Selector:
             query_cached=dense.query_cached,
             deferred=dense.tools.deferred,
             catalog=catalog,
+            removed={**filtered, **ranking.removed},
         )
+
+    def _limits(self, ask: Ask, catalog: Catalog) -> tuple[Limits, dict[str, int]]:
+        """The caller's controls as ``rank`` applies them, and what the filters removed."""
+        if ask.filters is None and ask.budget is None and ask.min_score is None:
+            return NO_LIMITS, {}
+        mask, filtered = None, dict[str, int]()
+        if ask.filters is not None:
+            names = [(t.name, t.bare_name) for t in catalog.texts]
+            mask, filtered = allowed(names, catalog.traits, ask.filters)
+        budget = ask.budget
+        return Limits(
+            allowed=mask,
+            max_tools=None if budget is None else budget.max_tools,
+            max_bytes=None if budget is None else budget.max_bytes,
+            min_score=ask.min_score,
+        ), filtered
 
     def _dense_arm(
         self, found: Found, pattern: str, started: float, timings: dict[str, float]

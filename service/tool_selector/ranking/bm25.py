@@ -147,6 +147,11 @@ class LexicalIndex:
                 counts[docs] += 1.0
         return counts / len(query_terms)
 
+    def holds(self, term: str) -> bool:
+        """Whether any document holds ``term``."""
+        docs = self._holders(term)
+        return docs is not None and len(docs) > 0
+
     def matched(self, doc: int, query_terms: Sequence[str]) -> tuple[str, ...]:
         """The ``query_terms`` that document ``doc`` contains, in query order."""
         out = []

@@ -14,6 +14,7 @@ from itertools import pairwise
 import numpy as np
 
 from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_tokens, postings
+from tool_selector.ranking.controls import Traits
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.text import ToolText, tool_text
 from tool_selector.ranking.tokenize import name_words, split_identifier, stem
@@ -124,6 +125,7 @@ class Catalog:
     positions: dict[str, int] = field(repr=False)
     name_words: frozenset[str] = field(default=frozenset(), repr=False)
     name_index: NameIndex = field(default_factory=lambda: NameIndex(()), repr=False)
+    traits: Traits = field(default_factory=lambda: Traits.of(()), repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -184,4 +186,5 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
         positions={t.name: i for i, t in enumerate(texts)},
         name_words=frozenset(w for t in texts for w in t.name_tokens()),
         name_index=NameIndex([name_words(t.bare_name) for t in texts]),
+        traits=Traits.of(unique_tools),
     )

@@ -67,6 +67,8 @@ class FusionParams:
     Bar: ``coverage_credit`` (specificity's share of the evidence), ``no_match_floor`` (the
     best of the top ``top_k`` must reach it), ``tool_floor`` (each returned tool must), and
     ``lexical_floor`` for both on the lexical path.
+    Calibration: ``relevance`` (and ``lexical_relevance`` on the lexical path) are the
+    ``(slope, offset)`` of ``relevance()``, fitted on the dev split per ranking path.
     """
 
     cos_weight: float = 1.334
@@ -87,6 +89,8 @@ class FusionParams:
     no_match_floor: float = 0.15
     tool_floor: float = 0.12
     lexical_floor: float = 1e-6
+    relevance: tuple[float, float] = (1.0, 0.0)
+    lexical_relevance: tuple[float, float] = (1.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,17 @@ def evidence(s: Signals, params: FusionParams) -> FloatArray:
         weak = 0.0 if s.subword is None else s.subword
         return np.asarray(s.specificity + s.name + weak, dtype=np.float32)
     return np.asarray(s.dense + params.coverage_credit * s.specificity, dtype=np.float32)
+
+
+def relevance(fused: FloatArray, calibration: tuple[float, float]) -> FloatArray:
+    """A tool's calibrated relevance in 0..1: ``1 / (1 + exp(-(slope * fused + offset)))``,
+    the probability that a tool at that fused score is one the caller needs (Platt
+    scaling, Platt 1999; fitted on the dev split of every set by
+    ``python -m tool_selector.offline.evaluation.relevance``). A named tool, lifted above
+    every other, scores close to 1."""
+    slope, offset = calibration
+    z = np.clip(slope * fused.astype(np.float64) + offset, -50.0, 50.0)
+    return np.asarray(1.0 / (1.0 + np.exp(-z)), dtype=np.float32)
 
 
 def floors(lexical_only: bool, params: FusionParams) -> tuple[float, float]:

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from tool_selector.ranking.catalog import Catalog, normalise_name
+from tool_selector.ranking.controls import BoolArray, fit_budget
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.fusion import FusionParams, Signals, evidence, floors, fuse
+from tool_selector.ranking.fusion import (
+    FusionParams,
+    Signals,
+    evidence,
+    floors,
+    fuse,
+    relevance,
+)
 from tool_selector.ranking.tokenize import name_joins, name_words, tokenize
 from tool_selector_client.wire import Reason
 
@@ -47,6 +55,7 @@ class Picked:
     dense_similarity: float | None
     dense_rank: int | None
     matched_terms: tuple[str, ...]
+    relevance: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +63,15 @@ class Ranking:
     """The answer: picked tools best first; ``no_match`` when none cleared the relevance bar.
 
     ``ranked`` is the top ``top_k`` by fused score before the relevance bar (for evaluation).
+    ``removed``: how many tools ``min_score`` and the budget left out (``Limits``).
+    ``unmatched``: for an empty answer, the pattern's terms that no tool holds.
     """
 
     picked: tuple[Picked, ...]
     no_match: bool
     ranked: tuple[str, ...] = ()
+    removed: dict[str, int] = field(default_factory=dict)
+    unmatched: tuple[str, ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -72,6 +85,7 @@ class Evidence:
     bm25: FloatArray
     dense: FloatArray | None
     fused: FloatArray
+    relevance: FloatArray
 
 
 def signals(
@@ -90,6 +104,26 @@ def signals(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The caller's controls as ``rank`` applies them (``None``: not sent, no effect).
+
+    ``allowed``: the tools the filters leave in (``controls.allowed``); ``boost``: context
+    evidence added to the fused score (``context``); ``max_tools`` and ``max_bytes``: the
+    budget (``controls.fit_budget``); ``min_score``: the least ``relevance`` a tool other
+    than an ``always_keep`` one needs.
+    """
+
+    allowed: BoolArray | None = None
+    boost: FloatArray | None = None
+    max_tools: int | None = None
+    max_bytes: int | None = None
+    min_score: float | None = None
+
+
+NO_LIMITS = Limits()
+
+
 def rank(
     catalog: Catalog,
     query: Query,
@@ -99,6 +133,7 @@ def rank(
     top_k: int,
     always_keep: Collection[str],
     params: FusionParams,
+    limits: Limits = NO_LIMITS,
 ) -> Ranking:
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
@@ -106,27 +141,85 @@ def rank(
     in the request (deterministic). "No useful match" when the pattern names no tool and
     none of the first ``top_k`` reaches the no-match floor: then only always_keep names.
     Otherwise tools are taken in order while they clear the per-tool floor (a named tool
-    always does). ``always_keep`` names count toward ``top_k``, best-ranked first.
+    always does). ``always_keep`` names count toward ``top_k``, best-ranked first;
+    ``limits``: the caller's controls, before the order and after it (``Limits``).
     """
-    sig = signals(catalog, query, bm25, dense, params.explained_top)
-    exact, named = named_tools(catalog, query.pattern, params)
-    fused = lift_named(catalog, query.pattern, fuse(sig, params), (exact, named), params)
+    sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
+    exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
+    base = fuse(sig, params) if limits.boost is None else fuse(sig, params) + limits.boost
+    fused = lift_named(catalog, query.pattern, base, (exact, named), params)
     order = np.argsort(-fused, kind="stable")
-    position = _positions(order)
-    match_floor, tool_floor = floors(dense is None, params)
-    strength = evidence(sig, params)
-    no_match = not named and not bool((strength[order[:top_k]] >= match_floor).any())
-    keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
-    kept = sorted(keep, key=position.__getitem__)[:top_k]
-    clears = strength >= tool_floor
+    position = _positions(order)  # each tool's place in the order
+    open_order = order if allowed is None else order[allowed[order]]
+    (match_floor, tool_floor), strength = floors(dense is None, params), evidence(sig, params)
+    no_match = not named and not bool((strength[open_order[:top_k]] >= match_floor).any())
+    kept = _kept(catalog, always_keep, allowed, position)[:top_k]
+    ranked_in = [] if no_match else _clearing(open_order, strength >= tool_floor, named, kept)
+    score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
+    size = catalog.traits.size
+    chosen, removed = _cut(kept, ranked_in, top_k, score=score, size=size, limits=limits)
+    ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
+    chosen.sort(key=position.__getitem__)
+    picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in chosen)
+    ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
+    unmatched = () if picked else tuple(t for t in query.terms if not catalog.index.holds(t))
+    return Ranking(picked, no_match, ranked, removed, unmatched)
+
+
+def _clearing(
+    order: npt.NDArray[np.intp], clears: BoolArray, named: set[int], kept: list[int]
+) -> list[int]:
+    """``order`` cut to the tools that clear the per-tool floor (a named tool always does),
+    less the ``kept`` ones, whose slots are already counted."""
     clears[list(named)] = True
-    clears[kept] = False  # already chosen: their slots are counted in kept
-    fits = [] if no_match else order[clears[order]][: top_k - len(kept)].tolist()
-    chosen = sorted(set(kept) | set(fits), key=position.__getitem__)
-    ev = Evidence(bm25=bm25, dense=dense, fused=fused)
-    picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=set(kept)) for i in chosen)
-    ranked = tuple(catalog.texts[int(i)].name for i in order[:top_k])
-    return Ranking(picked=picked, no_match=no_match, ranked=ranked)
+    clears[kept] = False
+    return order[clears[order]].tolist()  # type: ignore[no-any-return]
+
+
+def _kept(
+    catalog: Catalog, always_keep: Collection[str], allowed: BoolArray | None, position: list[int]
+) -> list[int]:
+    """The ``always_keep`` tools present (and not filtered out), best-ranked first."""
+    keep = {catalog.positions[n] for n in always_keep if n in catalog.positions}
+    if allowed is not None:
+        keep = {i for i in keep if allowed[i]}
+    return sorted(keep, key=position.__getitem__)
+
+
+def _allowed_only(
+    tools: tuple[set[int], set[int]], allowed: BoolArray | None
+) -> tuple[set[int], set[int]]:
+    """``named_tools``' pair without the tools the filters removed."""
+    if allowed is None:
+        return tools
+    exact, named = tools
+    return {i for i in exact if allowed[i]}, {i for i in named if allowed[i]}
+
+
+def _cut(
+    kept: list[int],
+    ranked: list[int],
+    top_k: int,
+    *,
+    score: FloatArray,
+    size: npt.NDArray[np.int64],
+    limits: Limits,
+) -> tuple[list[int], dict[str, int]]:
+    """The answer's tools from ``kept`` (always taken first) then ``ranked`` (best first),
+    within ``top_k`` and the limits, and how many tools ``min_score`` and the budget left
+    out of what ``top_k`` alone would have answered."""
+    if limits.min_score is None and limits.max_tools is None and limits.max_bytes is None:
+        return kept + ranked[: top_k - len(kept)], {}
+    plain = kept + ranked[: top_k - len(kept)]
+    floor = limits.min_score
+    sure = ranked if floor is None else [i for i in ranked if score[i] >= floor]
+    count = top_k if limits.max_tools is None else min(top_k, limits.max_tools)
+    chosen, _ = fit_budget(kept + sure, size, count, limits.max_bytes)
+    unsure = set(plain) - set(kept + sure)
+    return chosen, {
+        "min_score": len(unsure),
+        "budget": len(set(plain) - set(chosen) - unsure),
+    }
 
 
 def named_tools(catalog: Catalog, pattern: str, params: FusionParams) -> tuple[set[int], set[int]]:
@@ -197,4 +290,5 @@ def _explain(
         dense_similarity=None if ev.dense is None else round(float(ev.dense[i]), 6),
         dense_rank=None if ev.dense is None else _rank_of(ev.dense, i),
         matched_terms=catalog.index.matched(i, query.terms),
+        relevance=round(float(ev.relevance[i]), 4),
     )
