@@ -28,11 +28,17 @@ from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Fou
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog
+from tool_selector.ranking.context import (
+    RECENT_TOOLS,
+    ContextWeights,
+    context_boost,
+    context_text,
+)
 from tool_selector.ranking.controls import allowed
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
-from tool_selector.ranking.fusion import FusionParams
+from tool_selector.ranking.fusion import FusionParams, standardise
 from tool_selector.ranking.ranker import NO_LIMITS, Limits, Query, Ranking, rank
-from tool_selector_client.wire import SearchRequest, Tool
+from tool_selector_client.wire import Context, SearchRequest, Tool
 
 #: Query vectors by (model id, pattern).
 QueryCache = BoundedLRU[tuple[str, str], FloatArray]
@@ -105,13 +111,16 @@ class ToolMatrix:
 
 @dataclass(frozen=True, slots=True)
 class DenseArm:
-    """The dense scores a request is fused with (``None``: lexical) and how they were had."""
+    """The dense scores a request is fused with (``None``: lexical) and how they were had:
+    the tool matrix they came from and the encoder of the query side (context reuses both)."""
 
     scores: FloatArray | None
     params: FusionParams
     path: RankingPath
     tools: ToolMatrix
     query_cached: bool = False
+    matrix: FloatArray | None = None
+    query_encoder: Encoder | None = None
 
 
 @contextmanager
@@ -149,6 +158,7 @@ class Selector:
         static: Encoder | None = None,
         static_params: FusionParams = STATIC_PARAMS,
         cross_params: FusionParams = CROSS_PARAMS,
+        context_weights: ContextWeights | None = None,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -163,6 +173,7 @@ class Selector:
         self.static = static
         self.static_params = static_params
         self.cross_params = cross_params
+        self.context_weights = ContextWeights() if context_weights is None else context_weights
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
@@ -178,7 +189,7 @@ class Selector:
             bm25 = catalog.index.scores(query.terms)
         dense = self._dense_arm(found, ask.pattern, started, timings)
         with _timed(timings, "fuse"):
-            limits, filtered = self._limits(ask, catalog)
+            limits, filtered = self._limits(ask, catalog, dense)
             ranking = rank(
                 catalog,
                 query,
@@ -205,9 +216,10 @@ class Selector:
             removed={**filtered, **ranking.removed},
         )
 
-    def _limits(self, ask: Ask, catalog: Catalog) -> tuple[Limits, dict[str, int]]:
+    def _limits(self, ask: Ask, catalog: Catalog, dense: DenseArm) -> tuple[Limits, dict[str, int]]:
         """The caller's controls as ``rank`` applies them, and what the filters removed."""
-        if ask.filters is None and ask.budget is None and ask.min_score is None:
+        context = ask.context
+        if ask.filters is None and ask.budget is None and ask.min_score is None and not context:
             return NO_LIMITS, {}
         mask, filtered = None, dict[str, int]()
         if ask.filters is not None:
@@ -216,6 +228,7 @@ class Selector:
         budget = ask.budget
         return Limits(
             allowed=mask,
+            boost=None if context is None else self._context_boost(context, catalog, dense),
             max_tools=None if budget is None else budget.max_tools,
             max_bytes=None if budget is None else budget.max_bytes,
             min_score=ask.min_score,
@@ -233,11 +246,12 @@ class Selector:
                 if tools.matrix is not None:
                     qvec, cached = self._query_vector(encoder, pattern)
                     scores = cosine_scores(qvec, tools.matrix)
-                    return DenseArm(scores, self.params, "hybrid", tools, cached)
+                    return DenseArm(
+                        scores, self.params, "hybrid", tools, cached, tools.matrix, encoder
+                    )
         if self.static is not None and len(found.entry.catalog):
             with _timed(timings, "static"):
-                scores, params, cached = self._static_scores(self.static, found.entry, pattern)
-                return DenseArm(scores, params, "static", tools, cached)
+                return self._static_arm(self.static, found.entry, pattern, tools)
         return DenseArm(None, self.params, "lexical", tools)
 
     def _build(self, tools: list[Tool]) -> Catalog:
@@ -360,24 +374,52 @@ class Selector:
             self.cache.put_many([(keys[i], rows[j]) for j, i in enumerate(chunk)])
         return stack(found, encoder.dim)
 
-    def _static_scores(
-        self, static: Encoder, entry: CatalogEntry, pattern: str
-    ) -> tuple[FloatArray, FusionParams, bool]:
-        """Cosines from the static arm, the parameters that fuse them, and whether the query
-        vector was cached. Its matrix is built on first use (milliseconds) and kept on the
-        entry; never cached by text (recomputing is as cheap as a lookup). The query is the
-        model's vector when it shares the table's space (same dimensions; the static rows are
-        the model's own outputs), else static."""
+    def _static_arm(
+        self, static: Encoder, entry: CatalogEntry, pattern: str, tools: ToolMatrix
+    ) -> DenseArm:
+        """Cosines from the static arm and the parameters that fuse them. Its matrix is built
+        on first use (milliseconds) and kept on the entry; never cached by text (recomputing
+        is as cheap as a lookup). The query is the model's vector when it shares the table's
+        space (same dimensions; the static rows are the model's own outputs), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
             matrix = static_matrix(static, entry.catalog.texts)
             entry.set_matrix(static.model_id, matrix)
-        encoder = self.encoder
-        if encoder is not None and encoder.dim == static.dim:
-            qvec, cached = self._query_vector(encoder, pattern)
-            return cosine_scores(qvec, matrix), self.cross_params, cached
-        qvec, cached = self._query_vector(static, pattern)
-        return cosine_scores(qvec, matrix), self.static_params, cached
+        encoder, params = self.encoder, self.cross_params
+        if encoder is None or encoder.dim != static.dim:
+            encoder, params = static, self.static_params
+        qvec, cached = self._query_vector(encoder, pattern)
+        scores = cosine_scores(qvec, matrix)
+        return DenseArm(scores, params, "static", tools, cached, matrix, encoder)
+
+    def _context_boost(
+        self, context: Context, catalog: Catalog, dense: DenseArm
+    ) -> FloatArray | None:
+        """What the conversation adds to each tool's score (``ranking.context``): the dense
+        arm's similarities when there is one, else BM25's."""
+        recent = [
+            catalog.positions[n]
+            for n in context.recent_tools[-RECENT_TOOLS:]
+            if n in catalog.positions
+        ]
+        text = context_text(context.messages)
+        said, near = None, None
+        matrix, encoder = dense.matrix, dense.query_encoder
+        if matrix is not None and encoder is not None:
+            if text:
+                said = cosine_scores(self._query_vector(encoder, text)[0], matrix)
+                said = standardise(said) + standardise(
+                    catalog.index.scores(Query.parse(text).terms)
+                )
+            if recent:
+                near = np.asarray((matrix[recent] @ matrix.T).max(axis=0), dtype=np.float32)
+        else:
+            if text:
+                said = catalog.index.scores(Query.parse(text).terms)
+            if recent:
+                words = [w for i in recent for w in catalog.texts[i].name_tokens()]
+                near = catalog.index.scores(list(dict.fromkeys(words)))
+        return context_boost(said, near, self.context_weights)
 
     def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
