@@ -226,9 +226,11 @@ class Selector:
             names = [(t.name, t.bare_name) for t in catalog.texts]
             mask, filtered = allowed(names, catalog.traits, ask.filters)
         budget = ask.budget
+        boost, seen = (None, None) if context is None else self._context(context, catalog, dense)
         return Limits(
             allowed=mask,
-            boost=None if context is None else self._context_boost(context, catalog, dense),
+            boost=boost,
+            context_evidence=seen,
             max_tools=None if budget is None else budget.max_tools,
             max_bytes=None if budget is None else budget.max_bytes,
             min_score=ask.min_score,
@@ -392,34 +394,34 @@ class Selector:
         scores = cosine_scores(qvec, matrix)
         return DenseArm(scores, params, "static", tools, cached, matrix, encoder)
 
-    def _context_boost(
+    def _context(
         self, context: Context, catalog: Catalog, dense: DenseArm
-    ) -> FloatArray | None:
-        """What the conversation adds to each tool's score (``ranking.context``): the dense
-        arm's similarities when there is one, else BM25's."""
-        recent = [
-            catalog.positions[n]
-            for n in context.recent_tools[-RECENT_TOOLS:]
-            if n in catalog.positions
-        ]
+    ) -> tuple[FloatArray | None, FloatArray | None]:
+        """What the conversation adds to each tool's score and to its evidence for the bar
+        (``ranking.context``): the dense arm's similarities when there is one, else BM25's."""
+        positions = catalog.positions
+        recent = [positions[n] for n in context.recent_tools[-RECENT_TOOLS:] if n in positions]
         text = context_text(context.messages)
-        said, near = None, None
+        terms = Query.parse(text).terms if text else ()
         matrix, encoder = dense.matrix, dense.query_encoder
-        if matrix is not None and encoder is not None:
-            if text:
-                said = cosine_scores(self._query_vector(encoder, text)[0], matrix)
-                said = standardise(said) + standardise(
-                    catalog.index.scores(Query.parse(text).terms)
-                )
-            if recent:
-                near = np.asarray((matrix[recent] @ matrix.T).max(axis=0), dtype=np.float32)
+        if matrix is None or encoder is None:
+            words = list(dict.fromkeys(w for i in recent for w in catalog.texts[i].name_tokens()))
+            index = catalog.index
+            said = index.scores(terms) if text else None
+            near = index.scores(words) if recent else None
+            seen = [index.idf_coverage(terms) if text else None, index.idf_coverage(words)]
         else:
-            if text:
-                said = catalog.index.scores(Query.parse(text).terms)
-            if recent:
-                words = [w for i in recent for w in catalog.texts[i].name_tokens()]
-                near = catalog.index.scores(list(dict.fromkeys(words)))
-        return context_boost(said, near, self.context_weights)
+            cos = cosine_scores(self._query_vector(encoder, text)[0], matrix) if text else None
+            said = None
+            if cos is not None:
+                said = standardise(cos) + standardise(catalog.index.scores(terms))
+            near = (matrix[recent] @ matrix.T).max(axis=0) if recent else None
+            seen = [cos, near]
+        strength = [s for s in seen if s is not None]
+        return (
+            context_boost(said, near, self.context_weights),
+            np.max(strength, axis=0) if strength else None,
+        )
 
     def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and

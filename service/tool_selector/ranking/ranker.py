@@ -109,13 +109,15 @@ class Limits:
     """The caller's controls as ``rank`` applies them (``None``: not sent, no effect).
 
     ``allowed``: the tools the filters leave in (``controls.allowed``); ``boost``: context
-    evidence added to the fused score (``context``); ``max_tools`` and ``max_bytes``: the
+    evidence added to the fused score, and ``context_evidence`` counted by the relevance bar
+    beside the pattern's (``context``); ``max_tools`` and ``max_bytes``: the
     budget (``controls.fit_budget``); ``min_score``: the least ``relevance`` a tool other
     than an ``always_keep`` one needs.
     """
 
     allowed: BoolArray | None = None
     boost: FloatArray | None = None
+    context_evidence: FloatArray | None = None
     max_tools: int | None = None
     max_bytes: int | None = None
     min_score: float | None = None
@@ -146,24 +148,38 @@ def rank(
     """
     sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
-    base = fuse(sig, params) if limits.boost is None else fuse(sig, params) + limits.boost
-    fused = lift_named(catalog, query.pattern, base, (exact, named), params)
+    fused = lift_named(catalog, query.pattern, _base(sig, params, limits), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
     position = _positions(order)  # each tool's place in the order
     open_order = order if allowed is None else order[allowed[order]]
-    (match_floor, tool_floor), strength = floors(dense is None, params), evidence(sig, params)
+    match_floor, tool_floor = floors(dense is None, params)
+    strength = _strength(sig, params, limits)
     no_match = not named and not bool((strength[open_order[:top_k]] >= match_floor).any())
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
     ranked_in = [] if no_match else _clearing(open_order, strength >= tool_floor, named, kept)
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
-    size = catalog.traits.size
-    chosen, removed = _cut(kept, ranked_in, top_k, score=score, size=size, limits=limits)
+    chosen, removed = _cut(kept, ranked_in, top_k, score, size=catalog.traits.size, limits=limits)
     ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
     chosen.sort(key=position.__getitem__)
     picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in chosen)
     ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
     unmatched = () if picked else tuple(t for t in query.terms if not catalog.index.holds(t))
     return Ranking(picked, no_match, ranked, removed, unmatched)
+
+
+def _base(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:
+    """The fused score, plus the context's boost when there is one."""
+    fused = fuse(sig, params)
+    return fused if limits.boost is None else np.asarray(fused + limits.boost, dtype=np.float32)
+
+
+def _strength(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:
+    """Each tool's evidence for the relevance bar: the pattern's, or the context's when
+    that is stronger (a follow-up says little; its conversation says the rest)."""
+    own = evidence(sig, params)
+    if limits.context_evidence is None:
+        return own
+    return np.asarray(np.maximum(own, limits.context_evidence), dtype=np.float32)
 
 
 def _clearing(
@@ -200,8 +216,8 @@ def _cut(
     kept: list[int],
     ranked: list[int],
     top_k: int,
-    *,
     score: FloatArray,
+    *,
     size: npt.NDArray[np.int64],
     limits: Limits,
 ) -> tuple[list[int], dict[str, int]]:

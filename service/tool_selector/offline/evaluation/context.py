@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import os
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import Encoder
-from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     REPO_ROOT,
     BenchQuery,
@@ -35,9 +31,8 @@ from tool_selector.offline.evaluation.dataset import (
     load_dataset,
     split_of,
 )
-from tool_selector.offline.evaluation.runner import cold_selector
+from tool_selector.offline.evaluation.runner import path_selectors
 from tool_selector.pipeline.ask import Ask, ToolSource
-from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.context import ContextWeights
 from tool_selector.settings import Settings
@@ -102,27 +97,12 @@ def recall(
     for q in queries:
         row = contexts.get(q.id)
         ask = Ask(q.text, tools, top_k=5, context=None if row is None else variant(row, name))
-        names = selector.select(ask).ranking.ranked
+        names = selector.select(ask).ranking.names
         gold = set(q.gold)
         hits1 += float(bool(names[:1]) and names[0] in gold)
         hits5 += len(gold & set(names[:5])) / len(gold)
     n = len(queries)
     return Recall(n, 100 * hits1 / max(n, 1), 100 * hits5 / max(n, 1))
-
-
-def selectors(encoder: Encoder, static: Encoder | None) -> Iterator[tuple[str, Selector]]:
-    """The three ranking paths as the endpoint has them: hybrid, cold (static), lexical."""
-    warm = Selector(
-        encoder=encoder,
-        cache=MemoryCache(64 * 1024 * 1024),
-        catalogs=CatalogStore(10_000),
-        queries=BoundedLRU(10_000),
-        embed_deadline=math.inf,
-    )
-    yield "hybrid", warm
-    if static is not None:
-        yield "static", cold_selector(warm, static)
-    yield "lexical", Selector(encoder=None, catalogs=CatalogStore(10_000))
 
 
 def _splits(queries: Sequence[BenchQuery]) -> dict[str, list[BenchQuery]]:
@@ -174,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data, contexts = load_dataset(default_bench_dir(), "arcade"), load_contexts()
     _out(f"$ python -m tool_selector.offline.evaluation.context {shlex.join(argv or sys.argv[1:])}")
     _out(f"weights: {ContextWeights()}")
-    for path, selector in selectors(encoder, static_from_settings(settings)):
+    for path, selector in path_selectors(encoder, static_from_settings(settings)):
         if path not in args.paths:
             continue
         _out(f"\n{path}: R@1 / R@5 | dev | test | all |")

@@ -29,7 +29,7 @@ import math
 import random
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +169,21 @@ def cold_selector(warm: Selector, static: Encoder) -> Selector:
         embed_deadline=0.0,
         static=static,
     )
+
+
+def path_selectors(encoder: Encoder, static: Encoder | None) -> Iterator[tuple[str, Selector]]:
+    """The three ranking paths as the endpoint has them: hybrid, cold (static), lexical."""
+    warm = Selector(
+        encoder=encoder,
+        cache=MemoryCache(_CACHE_BYTES),
+        catalogs=CatalogStore(_CATALOG_TOOLS),
+        queries=BoundedLRU(_QUERY_VECTORS),
+        embed_deadline=math.inf,
+    )
+    yield "hybrid", warm
+    if static is not None:
+        yield "static", cold_selector(warm, static)
+    yield "lexical", Selector(encoder=None, catalogs=CatalogStore(_CATALOG_TOOLS))
 
 
 def load_all(config: EvalConfig) -> list[Dataset]:

@@ -1,0 +1,169 @@
+"""Fit and check the calibrated relevance behind ``min_score`` (``fusion.relevance``).
+
+    python -m tool_selector.offline.evaluation.relevance fit      # dev split: (slope, offset)
+    python -m tool_selector.offline.evaluation.relevance report   # test split: min_score table
+
+``fit``: per ranking path (hybrid; static with the model's query vector, ``cross``; static
+with the static query vector while the model loads, ``static``; lexical), every tool an
+answer of ``top_k`` 10 carries on the dev split of the seven sets (at most ``SAMPLE``
+queries a set, each set weighing the same) is a sample: its fused score, and whether it is
+a gold tool. Platt scaling fits ``P(gold) = 1 / (1 + exp(-(a * fused + b)))`` by weighted
+log-loss; the reliability table (predicted vs observed per bin) is printed with it.
+
+``report``: on the test split, per set, the shipped calibration's answers at ``top_k`` 5 for
+a few ``min_score`` values: how many tools they carry and the R@5 they keep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize  # type: ignore[import-untyped]
+
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.offline.evaluation.dataset import (
+    BenchQuery,
+    Dataset,
+    default_bench_dir,
+    load_dataset,
+    split_of,
+)
+from tool_selector.offline.evaluation.runner import path_selectors
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogStore
+from tool_selector.pipeline.selector import Selector
+from tool_selector.settings import Settings
+
+SETS = ("agent", "arcade", "azure_mcp", "bfcl", "livemcpbench", "metatool", "sealtools")
+#: Queries sampled per set and split (by the hash of their id: deterministic).
+SAMPLE = 250
+MIN_SCORES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7)
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def sample(data: Dataset, split: str, limit: int = SAMPLE) -> list[BenchQuery]:
+    """At most ``limit`` queries with gold of ``split``, picked by the hash of their id."""
+    own = [q for q in data.queries if q.gold and split_of(q.id) == split]
+    own.sort(key=lambda q: hashlib.sha256(q.id.encode()).digest())
+    return own[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """Fused scores, gold labels and sample weights of one path."""
+
+    score: np.ndarray
+    gold: np.ndarray
+    weight: np.ndarray
+
+
+def collect(selector: Selector, sets: Sequence[Dataset]) -> Samples:
+    """Every tool of every dev answer at ``top_k`` 10 (see the module)."""
+    scores: list[float] = []
+    gold: list[bool] = []
+    weight: list[float] = []
+    for data in sets:
+        queries = sample(data, "dev")
+        tools = ToolSource.of(list(data.tools), key=f"relevance:{data.name}")
+        for q in queries:
+            for p in selector.select(Ask(q.text, tools, top_k=10)).ranking.picked:
+                scores.append(p.score)
+                gold.append(p.name in q.gold)
+                weight.append(1.0 / len(queries))
+    return Samples(np.array(scores), np.array(gold, dtype=float), np.array(weight))
+
+
+def platt(samples: Samples) -> tuple[float, float]:
+    """``(a, b)`` minimising the weighted log-loss of ``sigmoid(a * score + b)``."""
+    x, y, w = samples.score, samples.gold, samples.weight
+
+    def loss(v: np.ndarray) -> float:
+        z = np.clip(v[0] * x + v[1], -50, 50)
+        return float(np.sum(w * (np.logaddexp(0, z) - y * z)))
+
+    found = minimize(loss, np.array([1.0, 0.0]), method="L-BFGS-B")
+    return round(float(found.x[0]), 4), round(float(found.x[1]), 4)
+
+
+def reliability(samples: Samples, ab: tuple[float, float]) -> Iterator[str]:
+    """Lines of the reliability table: predicted vs observed gold share per bin."""
+    p = 1.0 / (1.0 + np.exp(-np.clip(ab[0] * samples.score + ab[1], -50, 50)))
+    for lo in np.arange(0.0, 1.0, 0.1):
+        inside = (p >= lo) & (p < lo + 0.1 + (1e-9 if lo >= 0.9 else 0.0))
+        if inside.any():
+            w = samples.weight[inside]
+            pred = float(np.average(p[inside], weights=w))
+            seen = float(np.average(samples.gold[inside], weights=w))
+            yield f"| {lo:.1f}-{lo + 0.1:.1f} | {int(inside.sum())} | {pred:.3f} | {seen:.3f} |"
+
+
+def fit_paths(encoder: Encoder, static: Encoder | None, sets: Sequence[Dataset]) -> None:
+    """Fit and print every path's calibration (``fit``)."""
+    paths = dict(path_selectors(encoder, static))
+    if static is not None:
+        paths["cross"] = paths.pop("static")
+        paths["static"] = Selector(encoder=None, static=static, catalogs=CatalogStore(50_000))
+    for name, selector in paths.items():
+        samples = collect(selector, sets)
+        ab = platt(samples)
+        _out(f"\n{name}: relevance = {ab}  ({len(samples.score)} samples)")
+        _out("| bin | n | predicted | observed |")
+        for line in reliability(samples, ab):
+            _out(line)
+
+
+def report(encoder: Encoder, sets: Sequence[Dataset]) -> None:
+    """Print the ``min_score`` table on the test split (``report``)."""
+    selector = next(iter(path_selectors(encoder, None)))[1]
+    _out("| set | " + " | ".join(f"min_score {m}: tools / R@5" for m in MIN_SCORES) + " |")
+    for data in sets:
+        queries = sample(data, "test", limit=10**9)
+        tools = ToolSource.of(list(data.tools), key=f"relevance:{data.name}")
+        cells = []
+        for floor in MIN_SCORES:
+            sizes, hits = 0, 0.0
+            for q in queries:
+                ask = Ask(q.text, tools, top_k=5, min_score=floor or None)
+                names = selector.select(ask).ranking.names
+                sizes += len(names)
+                hits += len(set(q.gold) & set(names)) / len(q.gold)
+            cells.append(f"{sizes / len(queries):.2f} / {100 * hits / len(queries):.1f}")
+        _out(f"| {data.name} | " + " | ".join(cells) + " |")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``fit`` or ``report`` (see the module)."""
+    from tool_selector.embeddings.factory import (  # noqa: PLC0415
+        encoder_from_settings,
+        static_from_settings,
+    )
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["fit", "report"])
+    parser.add_argument("--sets", nargs="*", default=list(SETS))
+    args = parser.parse_args(argv)
+    settings = Settings.from_env(os.environ)
+    encoder = encoder_from_settings(settings)
+    if encoder is None:
+        sys.stderr.write("relevance needs an encoder\n")
+        return 2
+    sets = [load_dataset(default_bench_dir(), name) for name in args.sets]
+    _out(f"$ python -m tool_selector.offline.evaluation.relevance {' '.join(argv or sys.argv[1:])}")
+    if args.mode == "fit":
+        fit_paths(encoder, static_from_settings(settings), sets)
+    else:
+        report(encoder, sets)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
