@@ -97,6 +97,22 @@ class Metrics:
             "always_keep names not present in the request's tools (ignored).",
             registry=registry,
         )
+        self.controls_removed = Counter(
+            "tool_selector_controls_removed_tools_total",
+            "Tools a caller's control left out, by control (each filter, budget, min_score).",
+            ["control"],
+            registry=registry,
+        )
+        self.budget_cut = Counter(
+            "tool_selector_budget_cut_answers_total",
+            "Searches whose answer the budget (max_bytes or max_tools) cut.",
+            registry=registry,
+        )
+        self.context_requests = Counter(
+            "tool_selector_context_requests_total",
+            "Searches that carried conversation context (messages or recent_tools).",
+            registry=registry,
+        )
         self.ranking_path = Counter(
             "tool_selector_ranking_path_total",
             "Searches answered, by ranking path.",

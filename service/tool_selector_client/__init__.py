@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tool_selector_client.breaker import CircuitBreaker
     from tool_selector_client.capture import CaptureWriter
     from tool_selector_client.client import AsyncSelectorClient, SelectorClient
-    from tool_selector_client.core import FAIL_REASONS, FailReason, Selection
+    from tool_selector_client.core import FAIL_REASONS, Controls, FailReason, Selection
     from tool_selector_client.definitions import (
         SEARCH_TOOL_NAME,
         pick_definitions,
@@ -27,8 +27,11 @@ if TYPE_CHECKING:
     from tool_selector_client.metrics import ClientMetrics, MissingDependencyError
     from tool_selector_client.rollout import AsyncRollout, Decision, Mode, Rollout
     from tool_selector_client.wire import (
+        Budget,
+        Context,
         ErrorBody,
         Explanation,
+        Filters,
         SearchRequest,
         SearchResponse,
         Tool,
@@ -38,7 +41,7 @@ _HOMES = {
     "breaker": ["CircuitBreaker"],
     "capture": ["CaptureWriter"],
     "client": ["AsyncSelectorClient", "SelectorClient"],
-    "core": ["FAIL_REASONS", "FailReason", "Selection"],
+    "core": ["FAIL_REASONS", "Controls", "FailReason", "Selection"],
     "definitions": [
         "SEARCH_TOOL_NAME",
         "pick_definitions",
@@ -48,7 +51,16 @@ _HOMES = {
     ],
     "metrics": ["ClientMetrics", "MissingDependencyError"],
     "rollout": ["AsyncRollout", "Decision", "Mode", "Rollout"],
-    "wire": ["ErrorBody", "Explanation", "SearchRequest", "SearchResponse", "Tool"],
+    "wire": [
+        "Budget",
+        "Context",
+        "ErrorBody",
+        "Explanation",
+        "Filters",
+        "SearchRequest",
+        "SearchResponse",
+        "Tool",
+    ],
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -57,13 +69,17 @@ __all__ = [
     "SEARCH_TOOL_NAME",
     "AsyncRollout",
     "AsyncSelectorClient",
+    "Budget",
     "CaptureWriter",
     "CircuitBreaker",
     "ClientMetrics",
+    "Context",
+    "Controls",
     "Decision",
     "ErrorBody",
     "Explanation",
     "FailReason",
+    "Filters",
     "MissingDependencyError",
     "Mode",
     "Rollout",

@@ -27,6 +27,8 @@ import httpx
 from tool_selector_client.breaker import CircuitBreaker
 from tool_selector_client.core import (
     MAX_RESPONSE_BYTES,
+    NO_CONTROLS,
+    Controls,
     FailReason,
     Prepared,
     Selection,
@@ -34,6 +36,7 @@ from tool_selector_client.core import (
     fail_open,
     interpret,
     listed,
+    permitted,
     prepare,
     unhealthy,
 )
@@ -159,12 +162,17 @@ class _Base:
         self._tls = tls_context(verify, cert)
 
     def _start(
-        self, pattern: str, tools: Sequence[Any], top_k: int | None, always_keep: Iterable[str]
+        self,
+        pattern: str,
+        tools: Sequence[Any],
+        top_k: int | None,
+        always_keep: Iterable[str],
+        controls: Controls,
     ) -> Prepared | Selection:
         if not self.enabled:
             return fail_open(tools, "disabled")
         limit = clamp_top_k(top_k, self.max_search_results)
-        prepared = prepare(pattern, tools, limit, always_keep)
+        prepared = prepare(pattern, tools, limit, always_keep, controls)
         if isinstance(prepared, Selection):
             return prepared
         if not self.breaker.allow():
@@ -258,12 +266,15 @@ class SelectorClient(_Base):
         tools: Sequence[Any],
         top_k: int | None = None,
         always_keep: Iterable[str] = (),
+        controls: Controls = NO_CONTROLS,
     ) -> Selection:
-        """Pick tools for ``pattern`` among the raw ``tools``; never raises."""
+        """Pick tools for ``pattern`` among the raw ``tools``; never raises. ``controls``:
+        filters, budget, ``min_score``, context (``Controls``; the filters hold on fail-open)."""
         started = time.monotonic()
         tools = listed(tools)
         try:
-            prepared = self._start(pattern, tools, top_k, always_keep)
+            tools = permitted(tools, controls.filters)
+            prepared = self._start(pattern, tools, top_k, always_keep, controls)
             if isinstance(prepared, Selection):
                 return prepared
             deadline = started + self.timeout_s
@@ -327,12 +338,15 @@ class AsyncSelectorClient(_Base):
         tools: Sequence[Any],
         top_k: int | None = None,
         always_keep: Iterable[str] = (),
+        controls: Controls = NO_CONTROLS,
     ) -> Selection:
-        """Pick tools for ``pattern`` among the raw ``tools``; never raises."""
+        """Pick tools for ``pattern`` among the raw ``tools``; never raises. ``controls``:
+        filters, budget, ``min_score``, context (``Controls``; the filters hold on fail-open)."""
         started = time.monotonic()
         tools = listed(tools)
         try:
-            prepared = self._start(pattern, tools, top_k, always_keep)
+            tools = permitted(tools, controls.filters)
+            prepared = self._start(pattern, tools, top_k, always_keep, controls)
             if isinstance(prepared, Selection):
                 return prepared
             try:

@@ -15,10 +15,12 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from tool_selector_client.definitions import expand, pick_definitions, to_wire
-from tool_selector_client.wire import SearchRequest, SearchResponse, Tool
+from tool_selector_client.policy import facts, failed_filter
+from tool_selector_client.wire import Budget, Context, Filters, SearchRequest, SearchResponse, Tool
 
 __all__ = [
     "FAIL_REASONS",
+    "Controls",
     "FailReason",
     "Prepared",
     "Selection",
@@ -26,6 +28,7 @@ __all__ = [
     "fail_open",
     "interpret",
     "listed",
+    "permitted",
     "prepare",
     "unhealthy",
 ]
@@ -80,6 +83,25 @@ class Selection:
 
 
 @dataclass(frozen=True, slots=True)
+class Controls:
+    """The caller's optional controls, sent as the request's fields of the same names.
+
+    ``filters`` also hold when the client fails open: only the tools they permit come back
+    (``permitted``). With ``min_score`` an empty answer is an answer (the caller asked for
+    fewer, surer tools), not a reason to fail open. The budget is the service's to apply;
+    a fail-open answer is every permitted tool, as the caller's own fallback would be.
+    """
+
+    filters: Filters | None = None
+    budget: Budget | None = None
+    min_score: float | None = None
+    context: Context | None = None
+
+
+NO_CONTROLS = Controls()
+
+
+@dataclass(frozen=True, slots=True)
 class Prepared:
     """A request ready to send, and what is needed to read its answer."""
 
@@ -88,6 +110,20 @@ class Prepared:
     sent: frozenset[str]
     top_k: int
     always_keep: tuple[str, ...] = field(default=())
+    empty_ok: bool = False
+
+
+def permitted(tools: list[Any], filters: Filters | None) -> list[Any]:
+    """The raw ``tools`` that ``filters`` permit (all of them when there are none); a tool
+    with no usable name cannot be checked and is left out when there are."""
+    if filters is None:
+        return tools
+    out = []
+    for raw in tools:
+        wire = [t for t in (to_wire(d) for d in expand([raw])) if t is not None]
+        if wire and all(failed_filter(filters, t.name, facts(t)) is None for t in wire):
+            out.append(raw)
+    return out
 
 
 def clamp_top_k(top_k: int | None, max_results: int) -> int:
@@ -130,7 +166,11 @@ def fail_open(
 
 
 def prepare(
-    pattern: str, tools: Sequence[Any], top_k: int, always_keep: Iterable[str]
+    pattern: str,
+    tools: Sequence[Any],
+    top_k: int,
+    always_keep: Iterable[str],
+    controls: Controls = NO_CONTROLS,
 ) -> Prepared | Selection:
     """Build the request body, or a fail-open ``Selection`` when there is nothing to ask."""
     if not isinstance(pattern, str) or not pattern.strip():
@@ -140,7 +180,14 @@ def prepare(
         return fail_open(tools, "empty_selection", detail="no tool with a usable name")
     keep = tuple(n for n in always_keep if isinstance(n, str) and n)
     request = SearchRequest(
-        pattern=pattern, tools=wire, top_k=max(1, top_k), always_keep=list(keep)
+        pattern=pattern,
+        tools=wire,
+        top_k=max(1, top_k),
+        always_keep=list(keep),
+        filters=controls.filters,
+        budget=controls.budget,
+        min_score=controls.min_score,
+        context=controls.context,
     )
     return Prepared(
         tools=list(tools),
@@ -148,6 +195,7 @@ def prepare(
         sent=frozenset(t.name for t in wire),
         top_k=max(1, top_k),
         always_keep=keep,
+        empty_ok=controls.min_score is not None,
     )
 
 
@@ -163,6 +211,8 @@ def interpret(prepared: Prepared, status: int, body: bytes, latency_s: float) ->
             tools, "bad_response", latency_s=latency_s, status=status, detail=str(exc)[:200]
         )
     if not answer.selected_names:
+        if prepared.empty_ok:
+            return Selection(tools=[], latency_s=latency_s, status=status)
         return fail_open(tools, "empty_selection", latency_s=latency_s, status=status)
     names = [n for n in dict.fromkeys(answer.selected_names) if n in prepared.sent]
     names = names[: prepared.top_k]

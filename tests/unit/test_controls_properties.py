@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.controls import glob_matcher, name_matches
-from tool_selector.ranking.text import split_namespace
+from tool_selector_client.policy import glob_matcher, name_matches
 from tool_selector_client.wire import Budget, Filters, SearchRequest, Tool
 
 WORDS = ["send", "message", "slack", "file", "read", "issue", "create", "delete", "list", "user"]
@@ -91,8 +90,7 @@ def _hints(tool: Tool) -> dict[str, object]:
 
 
 def _matches(globs: list[str], name: str) -> bool:
-    matcher = glob_matcher(globs)
-    return matcher is not None and name_matches(matcher, name, split_namespace(name)[1])
+    return name_matches(glob_matcher(globs), name)
 
 
 def _first(request: SearchRequest) -> dict[str, Tool]:

@@ -168,6 +168,19 @@ def _count(
         m.duplicates.inc(outcome.duplicates)
     if outcome.unknown_always_keep:
         m.unknown_always_keep.inc(outcome.unknown_always_keep)
+    _count_controls(runtime, ask, outcome)
     m.catalog_cache.labels("hit" if outcome.catalog_reused else "miss").inc()
     if outcome.path == "hybrid":
         m.query_cache.labels("hit" if outcome.query_cached else "miss").inc()
+
+
+def _count_controls(runtime: AppState, ask: Ask, outcome: Outcome) -> None:
+    """What the caller's controls did: tools each removed, answers cut, context carried."""
+    m = runtime.metrics
+    for control, removed in outcome.removed.items():
+        if removed:
+            m.controls_removed.labels(control).inc(removed)
+    if outcome.removed.get("budget"):
+        m.budget_cut.inc()
+    if ask.context is not None and (ask.context.messages or ask.context.recent_tools):
+        m.context_requests.inc()

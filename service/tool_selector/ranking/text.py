@@ -10,13 +10,15 @@ are read from JSON schemas walked to a bounded depth.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
 from tool_selector.ranking.tokenize import split_identifier, terms, tokenize
+from tool_selector_client.policy import split_namespace
 from tool_selector_client.wire import Tool
+
+__all__ = ["TEXT_FORMAT_VERSION", "ToolText", "split_namespace", "tool_text"]
 
 #: Bump when the text fed to the embedding model changes; part of the cache key.
 TEXT_FORMAT_VERSION = 1
@@ -33,7 +35,6 @@ _NESTED_KEYS = ("items", "additionalProperties")
 _VARIANT_KEYS = ("anyOf", "oneOf", "allOf")
 _MAX_SCHEMA_DEPTH = 6
 _MAX_PARAM_CHARS = 4000
-_NAMESPACE_SPLIT = re.compile(r"__|[./:]")
 
 
 class ToolText(msgspec.Struct, frozen=True, gc=False):
@@ -71,14 +72,6 @@ class ToolText(msgspec.Struct, frozen=True, gc=False):
         if self.params:
             parts.append(f"Parameters: {self.params}")
         return ". ".join(parts)
-
-
-def split_namespace(name: str) -> tuple[str, str]:
-    """``mcp__github__create_issue`` -> (``mcp github``, ``create_issue``); plain: no namespace."""
-    parts = [p for p in _NAMESPACE_SPLIT.split(name) if p]
-    if len(parts) <= 1:
-        return "", name
-    return " ".join(parts[:-1]), parts[-1]
 
 
 def tool_text(tool: Tool) -> ToolText:

@@ -1,0 +1,119 @@
+"""Which tools a caller's ``Filters`` permit, tool by tool: the one rule the service applies
+before ranking and the client applies when it fails open (a policy that an outage could
+bypass would be no policy).
+
+Facts read from a tool (``facts``):
+
+- size: bytes of its definition as compact JSON (the caller's raw provider object
+  re-encoded without whitespace; a tool without one counts ``{"name", "description"}``);
+- read-only / may be destructive: MCP ``annotations`` (on the definition, or on the
+  ``function`` object an OpenAI-shaped definition wraps). Per the MCP specification
+  ``readOnlyHint`` defaults to false and ``destructiveHint`` to true, and the latter means
+  something only when the tool is not read-only: an unannotated tool is not read-only and
+  may be destructive, so ``read_only`` and ``exclude_destructive`` both leave it out;
+- unsafe: ``"safe": false`` on the tool object (pickTools' mark) or at the top of its
+  definition.
+
+Name globs (``fnmatch``: ``*``, ``?``, ``[...]``) match case-insensitively, on the full name
+and on the bare name of a namespaced one (``create_*`` matches ``mcp__github__create_issue``
+and ``github.create_issue``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from tool_selector_client.wire import Filters, Tool
+
+__all__ = [
+    "FILTER_KINDS",
+    "ToolFacts",
+    "facts",
+    "failed_filter",
+    "glob_matcher",
+    "name_matches",
+    "split_namespace",
+]
+
+#: The order a tool removed by several filters is counted in (``Removed``'s fields).
+FILTER_KINDS = ("allow", "deny", "unsafe", "read_only", "destructive")
+_ENCODE = msgspec.json.Encoder()
+_NAMESPACE_SPLIT = re.compile(r"__|[./:]")
+
+
+def split_namespace(name: str) -> tuple[str, str]:
+    """``mcp__github__create_issue`` -> (``mcp github``, ``create_issue``); plain: no namespace."""
+    parts = [p for p in _NAMESPACE_SPLIT.split(name) if p]
+    if len(parts) <= 1:
+        return "", name
+    return " ".join(parts[:-1]), parts[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFacts:
+    """What the filters and the budget read of one tool (see the module)."""
+
+    size: int
+    read_only: bool
+    destructive: bool
+    unsafe: bool
+
+
+def facts(tool: Tool) -> ToolFacts:
+    """The policy facts of one tool."""
+    definition = tool.definition
+    if definition is None:
+        size = len(_ENCODE.encode({"name": tool.name, "description": tool.description or ""}))
+        hints: dict[str, Any] = {}
+    else:
+        size = len(_ENCODE.encode(definition))
+        hints = _annotations(definition)
+    read_only = hints.get("readOnlyHint") is True
+    destructive = not read_only and hints.get("destructiveHint") is not False
+    unsafe = tool.safe is False or (definition is not None and definition.get("safe") is False)
+    return ToolFacts(size, read_only, destructive, unsafe)
+
+
+def _annotations(definition: dict[str, Any]) -> dict[str, Any]:
+    for holder in (definition, definition.get("function")):
+        if isinstance(holder, dict):
+            found = holder.get("annotations")
+            if isinstance(found, dict):
+                return found
+    return {}
+
+
+def glob_matcher(globs: Sequence[str]) -> re.Pattern[str] | None:
+    """One case-insensitive regex matching any of ``globs``; ``None`` for no globs."""
+    if not globs:
+        return None
+    return re.compile("|".join(fnmatch.translate(g) for g in globs), re.IGNORECASE | re.DOTALL)
+
+
+def name_matches(matcher: re.Pattern[str] | None, name: str, bare: str | None = None) -> bool:
+    """Whether ``name``, full or bare (``split_namespace``'s, unless given), matches."""
+    if matcher is None:
+        return False
+    bare = split_namespace(name)[1] if bare is None else bare
+    return bool(matcher.match(name) or (bare != name and matcher.match(bare)))
+
+
+def failed_filter(filters: Filters, name: str, tool: ToolFacts) -> str | None:
+    """The first filter (``FILTER_KINDS``) that leaves the tool out, or ``None``."""
+    if filters.allow is not None and not name_matches(glob_matcher(filters.allow), name):
+        return "allow"
+    if name_matches(glob_matcher(filters.deny), name):
+        return "deny"
+    if tool.unsafe and not filters.allow_unsafe:
+        return "unsafe"
+    if filters.read_only and not tool.read_only:
+        return "read_only"
+    if filters.exclude_destructive and tool.destructive:
+        return "destructive"
+    return None
