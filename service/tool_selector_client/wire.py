@@ -78,7 +78,7 @@ class Tool(Struct, frozen=True, omit_defaults=True):
     safe: bool | None = None
 
 
-class Filters(Struct, frozen=True, forbid_unknown_fields=True):
+class Filters(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """Which tools may be answered at all, applied before ranking; a removed tool is never
     returned, not through ``always_keep`` and not through the exact-name rule.
 
@@ -98,7 +98,7 @@ class Filters(Struct, frozen=True, forbid_unknown_fields=True):
     allow_unsafe: bool = False
 
 
-class Budget(Struct, frozen=True, forbid_unknown_fields=True):
+class Budget(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """Caps on the answer besides ``top_k``: ``max_bytes`` of the returned tools'
     definitions (compact JSON) and ``max_tools`` names."""
 
@@ -106,7 +106,7 @@ class Budget(Struct, frozen=True, forbid_unknown_fields=True):
     max_tools: Annotated[int, Meta(ge=1)] | None = None
 
 
-class Context(Struct, frozen=True, forbid_unknown_fields=True):
+class Context(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """The conversation around the search: its last ``messages`` (oldest first) and the
     tools the agent called lately (``recent_tools``, most recent last)."""
 

@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from tool_selector_client.core import Prepared, Selection, interpret, prepare
+from tool_selector_client.core import (
+    Controls,
+    Prepared,
+    Selection,
+    interpret,
+    permitted,
+    prepare,
+)
+from tool_selector_client.wire import Budget, Filters
 
 TOOLS = [{"name": n, "description": n} for n in ("a", "b", "c")]
 
@@ -64,3 +72,38 @@ def test_no_named_tool_means_nothing_to_ask() -> None:
     selection = prepare("find", [{"description": "nameless"}], 5, [])
     assert isinstance(selection, Selection)
     assert selection.reason == "empty_selection"
+
+
+RAW = [
+    {"name": "delete_repo", "description": "Delete a repository"},
+    {"name": "get_repo", "description": "Get a repository", "annotations": {"readOnlyHint": True}},
+    {"name": "run_shell", "description": "Run a command", "safe": False},
+]
+
+
+@pytest.mark.parametrize(
+    ("filters", "left"),
+    [
+        (None, ["delete_repo", "get_repo", "run_shell"]),
+        (Filters(deny=["delete_*"]), ["get_repo"]),
+        (Filters(read_only=True), ["get_repo"]),
+        (Filters(allow_unsafe=True), ["delete_repo", "get_repo", "run_shell"]),
+    ],
+    ids=["none", "deny", "read-only", "unsafe-allowed"],
+)
+def test_fail_open_keeps_only_permitted_tools(filters: Filters | None, left: list[str]) -> None:
+    assert [t["name"] for t in permitted(RAW, filters)] == left
+
+
+def test_min_score_makes_an_empty_answer_an_answer() -> None:
+    prepared = prepare("x", RAW, 5, (), Controls(min_score=0.9))
+    assert isinstance(prepared, Prepared)
+    selection = interpret(prepared, 200, b'{"selected_names": []}', 0.01)
+    assert selection.ok
+    assert selection.tools == []
+
+
+def test_controls_travel_in_the_body() -> None:
+    prepared = prepare("x", RAW, 5, (), Controls(budget=Budget(max_tools=2)))
+    assert isinstance(prepared, Prepared)
+    assert b'"budget":{"max_tools":2}' in prepared.body
