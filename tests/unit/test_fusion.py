@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
@@ -14,6 +15,7 @@ from tool_selector.ranking.fusion import (
     fuse,
     length_share,
     ranks,
+    relevance,
     standardise,
 )
 
@@ -133,3 +135,23 @@ def test_subword_evidence_clears_the_lexical_bar() -> None:
     weak = replace(signals(2), subword=np.array([0.0, 0.3], dtype=np.float32))
     _, tool_floor = floors(True, PARAMS)
     assert (evidence(weak, PARAMS) >= tool_floor).tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [FusionParams(), STATIC_PARAMS, CROSS_PARAMS],
+    ids=["hybrid", "static", "cross"],
+)
+def test_relevance_is_an_increasing_probability(params: FusionParams) -> None:
+    for table in (params.relevance, params.lexical_relevance):
+        scores = np.linspace(-5.0, 40.0, 400, dtype=np.float32)
+        p = relevance(scores, table)
+        assert float(p.min()) >= 0.0
+        assert float(p.max()) <= 1.0
+        assert bool(np.all(np.diff(p) >= 0))
+
+
+def test_relevance_is_flat_beyond_the_fitted_points() -> None:
+    table = ((0.0, 0.1), (1.0, 0.9))
+    got = relevance(np.array([-9.0, 0.5, 99.0], dtype=np.float32), table)
+    assert got.tolist() == pytest.approx([0.1, 0.5, 0.9])

@@ -27,6 +27,7 @@ from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.ranking.bm25 import FieldWeights
+from tool_selector.ranking.calibration import CROSS, STATIC
 from tool_selector.ranking.catalog import Catalog, build_catalog
 from tool_selector.ranking.context import (
     RECENT_TOOLS,
@@ -61,6 +62,7 @@ STATIC_PARAMS = FusionParams(
     long_weight=0.58,
     tool_floor=0.11,
     no_match_floor=0.23,
+    relevance=STATIC,
 )
 CROSS_PARAMS = FusionParams(
     cos_weight=0.601,
@@ -72,6 +74,7 @@ CROSS_PARAMS = FusionParams(
     long_weight=0.526,
     tool_floor=0.08,
     no_match_floor=0.14,
+    relevance=CROSS,
 )
 #: Encode at most this many texts per batch in a job, storing each batch as it completes
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the

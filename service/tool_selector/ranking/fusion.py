@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tool_selector.ranking.calibration import HYBRID, LEXICAL, Calibration
 from tool_selector.ranking.dense import FloatArray
 
 
@@ -68,7 +69,8 @@ class FusionParams:
     best of the top ``top_k`` must reach it), ``tool_floor`` (each returned tool must), and
     ``lexical_floor`` for both on the lexical path.
     Calibration: ``relevance`` (and ``lexical_relevance`` on the lexical path) are the
-    ``(slope, offset)`` of ``relevance()``, fitted on the dev split per ranking path.
+    ``(fused score, probability)`` points ``relevance()`` interpolates, fitted on the dev
+    split per ranking path.
     """
 
     cos_weight: float = 1.334
@@ -89,8 +91,8 @@ class FusionParams:
     no_match_floor: float = 0.15
     tool_floor: float = 0.12
     lexical_floor: float = 1e-6
-    relevance: tuple[float, float] = (1.0, 0.0)
-    lexical_relevance: tuple[float, float] = (1.0, 0.0)
+    relevance: Calibration = HYBRID
+    lexical_relevance: Calibration = LEXICAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,15 +185,16 @@ def evidence(s: Signals, params: FusionParams) -> FloatArray:
     return np.asarray(s.dense + params.coverage_credit * s.specificity, dtype=np.float32)
 
 
-def relevance(fused: FloatArray, calibration: tuple[float, float]) -> FloatArray:
-    """A tool's calibrated relevance in 0..1: ``1 / (1 + exp(-(slope * fused + offset)))``,
-    the probability that a tool at that fused score is one the caller needs (Platt
-    scaling, Platt 1999; fitted on the dev split of every set by
-    ``python -m tool_selector.offline.evaluation.relevance``). A named tool, lifted above
-    every other, scores close to 1."""
-    slope, offset = calibration
-    z = np.clip(slope * fused.astype(np.float64) + offset, -50.0, 50.0)
-    return np.asarray(1.0 / (1.0 + np.exp(-z)), dtype=np.float32)
+def relevance(fused: FloatArray, calibration: Calibration) -> FloatArray:
+    """A tool's calibrated relevance in 0..1: the probability that a tool at that fused
+    score is one the caller needs, interpolated between the ``(score, probability)`` points
+    of ``calibration`` (an increasing map fitted by isotonic regression on the dev split of
+    every set, ``python -m tool_selector.offline.evaluation.relevance fit``; Zadrozny &
+    Elkan 2002), flat beyond its ends. A named tool, lifted above every other, takes the
+    top point's probability."""
+    xs = np.array([x for x, _ in calibration], dtype=np.float64)
+    ps = np.array([p for _, p in calibration], dtype=np.float64)
+    return np.asarray(np.interp(fused.astype(np.float64), xs, ps), dtype=np.float32)
 
 
 def floors(lexical_only: bool, params: FusionParams) -> tuple[float, float]:

@@ -7,10 +7,12 @@
 with the static query vector while the model loads, ``static``; lexical), every tool an
 answer of ``top_k`` 10 carries on the dev split of the seven sets (at most ``SAMPLE``
 queries a set, each set weighing the same) is a sample: its fused score, and whether it is
-a gold tool. Platt scaling fits ``P(gold) = 1 / (1 + exp(-(a * fused + b)))`` by weighted
-log-loss; the reliability table (predicted vs observed per bin) is printed with it.
+a gold tool. Isotonic regression (weighted, increasing; Zadrozny & Elkan 2002) maps the fused
+score to ``P(gold)``, kept as the points that ``fusion.relevance`` interpolates; the
+reliability table (predicted vs observed per bin) is printed with it.
+Samples are kept under ``loadtests/.cache/relevance/`` (``--cached`` refits from them).
 
-``report``: on the test split, per set, the shipped calibration's answers at ``top_k`` 5 for
+``report``: on the test split (at most ``SAMPLE`` queries a set), per set, the shipped calibration's answers at ``top_k`` 5 for
 a few ``min_score`` values: how many tools they carry and the R@5 they keep.
 """
 
@@ -24,10 +26,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize  # type: ignore[import-untyped]
+from sklearn.isotonic import IsotonicRegression  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.offline.evaluation.dataset import (
+    REPO_ROOT,
     BenchQuery,
     Dataset,
     default_bench_dir,
@@ -38,12 +41,17 @@ from tool_selector.offline.evaluation.runner import path_selectors
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.calibration import Calibration
+from tool_selector.ranking.fusion import relevance
 from tool_selector.settings import Settings
 
 SETS = ("agent", "arcade", "azure_mcp", "bfcl", "livemcpbench", "metatool", "sealtools")
 #: Queries sampled per set and split (by the hash of their id: deterministic).
 SAMPLE = 250
 MIN_SCORES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7)
+#: Levels of a path's calibration closer than this are merged.
+LEVEL_STEP = 0.02
+CACHE = REPO_ROOT / "loadtests" / ".cache" / "relevance"
 
 
 def _out(line: str) -> None:
@@ -82,21 +90,30 @@ def collect(selector: Selector, sets: Sequence[Dataset]) -> Samples:
     return Samples(np.array(scores), np.array(gold, dtype=float), np.array(weight))
 
 
-def platt(samples: Samples) -> tuple[float, float]:
-    """``(a, b)`` minimising the weighted log-loss of ``sigmoid(a * score + b)``."""
-    x, y, w = samples.score, samples.gold, samples.weight
+def isotonic(samples: Samples) -> Calibration:
+    """The increasing map from fused score to gold share (weighted isotonic regression), as
+    the first and last score of each of its levels, levels closer than ``LEVEL_STEP``
+    merged (at most about ``1 / LEVEL_STEP`` levels)."""
+    fitted = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
+        samples.score, samples.gold, sample_weight=samples.weight
+    )
+    xs, ys = fitted.X_thresholds_, fitted.y_thresholds_
+    points: list[tuple[float, float]] = []
+    level, last = -1.0, float(xs[0])
+    for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
+        if not points or y - level >= LEVEL_STEP:
+            if points and points[-1][0] < last:
+                points.append((last, level))  # where the previous level ends
+            points.append((x, y))
+            level = y
+        last = x
+    points.append((last, level))
+    return tuple(dict.fromkeys((round(x, 3), round(y, 3)) for x, y in points))
 
-    def loss(v: np.ndarray) -> float:
-        z = np.clip(v[0] * x + v[1], -50, 50)
-        return float(np.sum(w * (np.logaddexp(0, z) - y * z)))
 
-    found = minimize(loss, np.array([1.0, 0.0]), method="L-BFGS-B")
-    return round(float(found.x[0]), 4), round(float(found.x[1]), 4)
-
-
-def reliability(samples: Samples, ab: tuple[float, float]) -> Iterator[str]:
+def reliability(samples: Samples, table: Calibration) -> Iterator[str]:
     """Lines of the reliability table: predicted vs observed gold share per bin."""
-    p = 1.0 / (1.0 + np.exp(-np.clip(ab[0] * samples.score + ab[1], -50, 50)))
+    p = relevance(samples.score.astype(np.float32), table).astype(np.float64)
     for lo in np.arange(0.0, 1.0, 0.1):
         inside = (p >= lo) & (p < lo + 0.1 + (1e-9 if lo >= 0.9 else 0.0))
         if inside.any():
@@ -106,18 +123,27 @@ def reliability(samples: Samples, ab: tuple[float, float]) -> Iterator[str]:
             yield f"| {lo:.1f}-{lo + 0.1:.1f} | {int(inside.sum())} | {pred:.3f} | {seen:.3f} |"
 
 
-def fit_paths(encoder: Encoder, static: Encoder | None, sets: Sequence[Dataset]) -> None:
+def fit_paths(
+    encoder: Encoder, static: Encoder | None, sets: Sequence[Dataset], cached: bool
+) -> None:
     """Fit and print every path's calibration (``fit``)."""
     paths = dict(path_selectors(encoder, static))
     if static is not None:
         paths["cross"] = paths.pop("static")
         paths["static"] = Selector(encoder=None, static=static, catalogs=CatalogStore(50_000))
+    CACHE.mkdir(parents=True, exist_ok=True)
     for name, selector in paths.items():
-        samples = collect(selector, sets)
-        ab = platt(samples)
-        _out(f"\n{name}: relevance = {ab}  ({len(samples.score)} samples)")
+        path = CACHE / f"{name}.npz"
+        if cached and path.exists():
+            with np.load(path) as kept:
+                samples = Samples(kept["score"], kept["gold"], kept["weight"])
+        else:
+            samples = collect(selector, sets)
+            np.savez(path, score=samples.score, gold=samples.gold, weight=samples.weight)
+        table = isotonic(samples)
+        _out(f"\n{name}: relevance = {table}  ({len(samples.score)} samples)")
         _out("| bin | n | predicted | observed |")
-        for line in reliability(samples, ab):
+        for line in reliability(samples, table):
             _out(line)
 
 
@@ -126,7 +152,7 @@ def report(encoder: Encoder, sets: Sequence[Dataset]) -> None:
     selector = next(iter(path_selectors(encoder, None)))[1]
     _out("| set | " + " | ".join(f"min_score {m}: tools / R@5" for m in MIN_SCORES) + " |")
     for data in sets:
-        queries = sample(data, "test", limit=10**9)
+        queries = sample(data, "test")
         tools = ToolSource.of(list(data.tools), key=f"relevance:{data.name}")
         cells = []
         for floor in MIN_SCORES:
@@ -150,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["fit", "report"])
     parser.add_argument("--sets", nargs="*", default=list(SETS))
+    parser.add_argument("--cached", action="store_true", help="refit from the kept samples")
     args = parser.parse_args(argv)
     settings = Settings.from_env(os.environ)
     encoder = encoder_from_settings(settings)
@@ -159,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = [load_dataset(default_bench_dir(), name) for name in args.sets]
     _out(f"$ python -m tool_selector.offline.evaluation.relevance {' '.join(argv or sys.argv[1:])}")
     if args.mode == "fit":
-        fit_paths(encoder, static_from_settings(settings), sets)
+        fit_paths(encoder, static_from_settings(settings), sets, args.cached)
     else:
         report(encoder, sets)
     return 0
