@@ -12,8 +12,9 @@ score to ``P(gold)``, kept as the points that ``fusion.relevance`` interpolates;
 reliability table (predicted vs observed per bin) is printed with it.
 Samples are kept under ``loadtests/.cache/relevance/`` (``--cached`` refits from them).
 
-``report``: on the test split (at most ``SAMPLE`` queries a set), per set, the shipped calibration's answers at ``top_k`` 5 for
-a few ``min_score`` values: how many tools they carry and the R@5 they keep.
+``report``: on the test split (at most ``SAMPLE`` queries a set), per set, the shipped
+calibration's answers at ``top_k`` 5 for a few ``min_score`` values: how many tools they
+carry and the R@5 they keep.
 """
 
 from __future__ import annotations
