@@ -125,8 +125,9 @@ def _compress_operation() -> dict[str, Any]:
     operation["description"] = (
         "Also served without the trailing slash. A body of the first contract "
         "(`pattern`, no `query`), as Context Gateway v0.5.2 posts here, is answered in that "
-        "contract's shape (`SearchResponse`). `query` may be a whole user message: text "
-        "beyond `max_pattern_chars` is cut, never refused."
+        "contract's shape (`SearchResponse`). `query` may be a whole user message, never "
+        "refused for its length: beyond `max_pattern_chars` it is ranked on the parts "
+        "written to the assistant (pasted logs, code and documents left out), else cut."
     )
     return operation
 
