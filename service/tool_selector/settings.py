@@ -44,9 +44,17 @@ class Settings:
     max_pattern_chars: int = _setting(
         2_000,
         "Most characters of `pattern` (or `query`) used for ranking. A longer one is cut, "
-        "never refused: the first half of this budget and the last half are "
-        "kept (a real user message is never bad input).",
+        "never refused (a real user message is never bad input): to its request parts "
+        "(`TOOL_SELECTOR_FIND_REQUEST`), else to the first half of this budget and the last "
+        "half.",
         1,
+    )
+    find_request: bool = _setting(
+        True,
+        "In a pattern longer than `TOOL_SELECTOR_MAX_PATTERN_CHARS`, rank the parts written "
+        "to the assistant (questions, requests) and drop the pasted ones (logs, stack "
+        "traces, code, tables, documents); a message with no such part keeps the positional "
+        "cut. `false`: the positional cut alone (docs/long-patterns.md).",
     )
     max_name_chars: int = _setting(256, "Longest tool name (and `always_keep` entry).", 1)
     max_description_chars: int = _setting(

@@ -59,11 +59,13 @@ def _with_headers(response: dict[str, Any], headers: dict[str, str]) -> dict[str
     return response
 
 
+#: What each Context Gateway release does with an empty answer: the README's release table
+#: says the same (tests/unit/test_proxy_docs.py checks both against the fixture logs).
 _EMPTY_ANSWER = {
     "search": "Empty `selected_names` means no useful match. Context Gateway v0.4.0-v0.4.1 "
     "then hand the model every deferred tool; v0.5.2 falls back to its own regex search.",
     "compress": "Empty `relevant_tools` means no useful match. v0.4.2-v0.5.1 (pre-filter) then "
-    "keep only `always_keep`; v0.5.3+ fall back to their own regex search.",
+    "forward every tool, as if not filtered; v0.5.3+ fall back to their own regex search.",
 }
 
 
@@ -123,8 +125,9 @@ def _compress_operation() -> dict[str, Any]:
     operation["description"] = (
         "Also served without the trailing slash. A body of the first contract "
         "(`pattern`, no `query`), as Context Gateway v0.5.2 posts here, is answered in that "
-        "contract's shape (`SearchResponse`). `query` may be a whole user message: text "
-        "beyond `max_pattern_chars` is cut, never refused."
+        "contract's shape (`SearchResponse`). `query` may be a whole user message, never "
+        "refused for its length: beyond `max_pattern_chars` it is ranked on the parts "
+        "written to the assistant (pasted logs, code and documents left out), else cut."
     )
     return operation
 

@@ -13,8 +13,10 @@ remembered here; the catalog store owns every cache.
 The contract comes from the path; on the compress path a body that fails that contract's
 decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the search
 contract's (a second scan, for that release only). A pattern longer than
-``max_pattern_chars`` is cut, never refused (``cut_pattern``): one proxy line sends the
-user's whole last message, and a real message is never bad input.
+``max_pattern_chars`` is never refused: one proxy line sends the user's whole last message,
+and a real message is never bad input. It is ranked on its request parts, the lines and
+sentences written to the assistant (``ranking.request_parts``), or, when it has none (or
+``find_request`` is off), cut to its head and tail (``cut_pattern``).
 
 Decoding is strict (msgspec, no lax coercion: ``"top_k": "2"`` is an error); foreign decode
 errors become ``BadRequest`` through the one table in ``tool_selector.errors``. Known
@@ -34,6 +36,7 @@ import msgspec
 from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
+from tool_selector.ranking.request_parts import REQUEST_CHARS, request_pattern
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Context, Tool
 
@@ -93,7 +96,7 @@ class Decoder:
             key = f"raw:{contract.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
         sent: str = contract.read(head, "pattern")
         ask = Ask(
-            pattern=cut_pattern(sent, self._settings.max_pattern_chars),
+            pattern=self._pattern(sent),
             tools=ToolSource(key, partial(self._tools, contract, raw)),
             top_k=contract.read(head, "top_k"),
             always_keep=tuple(contract.read(head, "always_keep") or ()),
@@ -105,6 +108,19 @@ class Decoder:
             context=_context(contract.read(head, "context"), self._settings.max_pattern_chars),
         )
         return contract, ask
+
+    def _pattern(self, sent: str) -> str:
+        """``sent`` as ranked: itself when it fits the budget; else its request parts
+        (``request_pattern``) when it has some and finding them is on; else cut."""
+        budget = self._settings.max_pattern_chars
+        if len(sent) <= budget:
+            return sent
+        found = (
+            request_pattern(sent, min(budget, REQUEST_CHARS))
+            if self._settings.find_request
+            else None
+        )
+        return found or cut_pattern(sent, budget)
 
     def _tools(self, contract: Contract, raw: msgspec.Raw) -> list[Tool]:
         """The raw tool bytes decoded, as the pipeline's ``Tool``, within the limits."""

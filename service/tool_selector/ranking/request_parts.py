@@ -1,0 +1,302 @@
+"""The request inside a long message: the parts written to the assistant, not the paste.
+
+One proxy line sends the user's whole last message as the search (``query``): a request
+stated once, before, after or in the middle of a pasted log, a stack trace, code, a table,
+JSON or a document. A positional cut (first and last characters) loses a request in the
+middle; ranking the whole message ranks the paste. So a long message is split into parts
+(lines; a line longer than ``LINE_CHARS``, into sentences), each part is read as written
+*to* the assistant or pasted, and the pattern ranked is the request parts alone, in message
+order (``request_pattern``).
+
+Reading a part, in two steps:
+
+- **pasted** (not a part at all): the shapes of machine text. A log line (a timestamp or a
+  level first), a stack-trace line (``at a.b(C.java:1)``, ``File "x.py", line 3``,
+  ``Traceback``, ``Caused by:``, ``... 42 more``, ``ValueError:``), code and configuration
+  (indented four spaces or a tab, comments, statements, ``key: value``), JSON, XML and
+  HTML, a Markdown table row or rule, a bold heading, a quoted line (``>``), a shell
+  prompt, a line of URLs only, CSV or TSV fields, a base64 or hex run, and a line whose
+  template (digits as one mark) comes ``REPEATS`` times (a log, a generated list). A
+  sentence whose words are mostly not plain words (identifiers, paths) scores 0.
+- **written to the assistant** (``request_score``): a question, by its mark or its first
+  word (+2); asking words, "please", "can you", "I need", "I'm looking for", "help me"
+  (+2); an imperative first, from a list of request verbs or by its shape, a base-form
+  word before an object ("scrap the standup") (+2; the verbs documents start their own
+  steps with, "run", "set", "see", "use", +1); the first or second person (+1). The way
+  documentation speaks to its reader, "you can", "if you", "make sure", -2; inline code -1.
+
+A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has none, the
+caller keeps its positional cut (``None`` here). The pasted parts are not ranked at all:
+they are what the request refers to, not the need, and ranked they pull the answer towards
+log- or document-flavoured tools.
+
+Bounded work: one regular-expression scan of the whole message finds the lines that are not
+machine text by their start (in C, not a Python loop over every line); only those are read
+further, each distinct line once; and the pattern holds at most ``budget`` characters (the
+best parts first, then restored to message order), so the embedding model reads a fixed
+number of windows whatever the message's length. Words are read in English; a sentence in
+Chinese, Japanese or Korean (``CJK_CHARS`` of their characters) is a request when it asks
+(a question mark, "please", a question particle); other languages have no request part
+yet and keep the positional cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+#: Most characters of request parts ranked: what the model reads at once (one window).
+REQUEST_CHARS = 1000
+#: A part scoring this much or more was written to the assistant.
+REQUEST_SCORE = 2
+#: A longer sentence is never read as a request (a blob, minified code, a dump).
+MAX_PART_CHARS = 1000
+#: Share of a part's words that must be plain words (letters, numbers, punctuation).
+MIN_PLAIN_SHARE = 0.6
+#: A line up to this long is one part (a request with its details); a longer one is split
+#: into sentences.
+LINE_CHARS = 300
+#: A line whose template (digits as one mark) comes this often is machine output: a log
+#: ("step 00017: compiled unit 17 in 0.8s"), a generated list.
+REPEATS = 3
+_DIGITS = re.compile(r"\d+")
+#: How much of a line the shape checks read (all of them look at its start).
+_HEAD = 200
+
+_TIMESTAMP = r"\[?\(?(?:\d{4}[-/.]\d{2}[-/.]\d{2}|\d{2}[-/.]\d{2}[-/.]\d{2,4})[T _]?"
+_LEVELS = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE|PANIC)"
+#: Machine text, recognised by how the line starts (or is made).
+_PASTED_SHAPES = "|".join(
+    [
+        rf"{_TIMESTAMP}",  # 2026-01-03 12:00:01 ..., [2026/01/03 ...
+        r"\[?\d{1,2}:\d{2}:\d{2}",  # 12:00:01.123 ...
+        rf"\[?{_LEVELS}\b[\]:|\s]",  # ERROR: ..., [WARN] ...
+        r"[A-Z]\d{4} \d{2}:\d{2}",  # glog: E0103 12:00:01
+        r"at [\w$.<>/]+\(",  # Java frame
+        r"File \"[^\"]*\", line \d+",  # Python frame
+        r"Traceback \(most recent call last\)",
+        r"Caused by:",
+        r"\.\.\. \d+ (?:more|common frames)",
+        r"[\w.]+(?:Error|Exception|Warning)(?::|$)",  # ValueError: ..., java.io.IOException
+        r"(?:#|//|/\*|\*/|<!--|--\s|;;)",  # comments (and markdown headings)
+        r"(?:def|class|import|from|return|function|const|let|var|public|private|if|for|"
+        r"while|elif|else|try|except|catch|SELECT|INSERT|UPDATE|CREATE TABLE)\b[^.!?]*"
+        r"[:;{(=]\s*$",  # code statements
+        r"[{}\]<]|\[(?!\w{1,20}\]\s)|\"[\w-]+\"\s*:",  # JSON, XML, HTML (not "[tag] ...")
+        r"[\w.-]+\s*[:=]\s*\S+\s*$",  # key: value, key = value
+        r"(?:https?://|www\.)\S+(?:\s+(?:https?://|www\.)\S+)*\s*$",  # URLs only
+        r">",  # quoted text
+        r"\*\*|__",  # a bold line: a document's own heading or question
+        r"\|.*\|",  # markdown table row
+        r"[-=+*_]{3,}",  # rules and table borders
+        r"\$ |> |>>> |PS [A-Z]:",  # shell prompts
+    ]
+)
+#: A line that is not machine text by its start: at most three spaces of indentation, then
+#: none of the shapes above. Found by one scan of the whole message (in C, not per line).
+_PROSE_LINE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
+#: A base64 or hex blob, a hash, a token.
+_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{40}")
+#: One of a part's words read as plain: a word, a number, a quoted word, with punctuation.
+_PLAIN = re.compile(
+    r"[(\"'\u201c\u2018]?[$€£]?[\w\u2019'&-]+(?:[.,]\d+)?%?[.,:;!?)\"'\u201d\u2019]*"
+)
+#: Sentence ends inside a line.
+_SENTENCE = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Dr|St|Ms|vs)\.)\s+(?=[\"'(\u201c\u2018]?[A-Z0-9])"
+)
+#: A leading list marker: "- ", "* ", "1. ", "2) ".
+_BULLET = re.compile(r"\A(?:[-*•]|\d{1,2}[.)])\s+")
+_ASKING = re.compile(
+    r"\b(?:please|pls|can you|could you|would you|will you|can i|could i|"
+    r"(?:i|we)(?:'d like| (?:really |also |just )?(?:need|want|wanna|wish|would like))|"
+    r"(?:i'm|i am|we're|we are) (?:looking|seeking|searching|trying|hoping|interested)|"
+    r"help me|help us|let me know|tell me|show me|give me|how do i|how can i|"
+    r"(?:i|i'm|i am|we|we're)\b[^.!?]{0,80}\b"
+    r"(?:need|needs|want|wondering|hoping|seeking|looking for|trying to)\b|"
+    r"is there a way|is it possible|what is|what's|what are|where is|where can|which|"
+    r"who is|when is|why does|why is|any (?:suggestions|recommendations|ideas))\b",
+    re.IGNORECASE,
+)
+#: A question without its question mark: "what shipped in ...", "are there any ...".
+_QUESTION = re.compile(
+    r"(?:who|what|when|where|why|how|which|whose|is there|are there|is it|do|does|did|"
+    r"can|could|should|would|will|have you|has)\b",
+    re.IGNORECASE,
+)
+#: Chinese, Japanese and Korean text, written without spaces between words: a sentence
+#: with this many of its characters is read by its asking marks instead of its words.
+CJK_CHARS = 4
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: A question mark, "please", "help me", a question particle; "kudasai", "onegai",
+#: "oshiete"; Korean "please (do)".
+_CJK_ASKING = re.compile(
+    r"[\uff1f?]|请|請|帮我|幫我|吗|嗎|能否|可以|ください|お願い|教えて|주세요|해줘|하세요|알려"
+)
+#: How documentation speaks to its reader: "you can ...", "if you ...", "make sure ...".
+_MANUAL = re.compile(
+    r"\b(?:you (?:can|should|must|may|might|will|need to|have to|do not|don't)|if you|"
+    r"unless you|when you|make sure|ensure that|note that|be aware)\b",
+    re.IGNORECASE,
+)
+#: A short opening before the request itself: "Anyway, ...", "What I need now: ...".
+_OPENING = re.compile(r"(?:\S+\s+){0,3}?\S+?(?:,|:|\s-|\s\u2013|\s\u2014)\s+")
+_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|our|us|you|your)\b", re.IGNORECASE)
+#: Verbs a request starts with ("Find ...", "send ...").
+_VERBS = frozenset(
+    """add analyze analyse apply archive arrange assign assist book browse build buy
+    calculate cancel change check clean clone close collect compare compile compose compute
+    convert copy count create debug decode delete deploy describe design detect determine
+    display download draft drop edit email encode estimate evaluate explain export extract
+    fetch figure file fill filter find fix forecast format gather generate get give grab help
+    identify import invite install launch list load locate look lookup make map merge message
+    migrate monitor move notify obtain open order organize organise parse pay plan play post
+    predict prepare print provide publish pull purchase push put query read recommend record
+    refresh register remind remove rename render reply report request reschedule reserve
+    reset resize resolve restart restore retrieve return review revert roll save scale
+    schedule search send share show sort split start stop submit subscribe suggest summarize
+    summarise sync tag tell track transcribe transfer translate turn undo unsubscribe update
+    upgrade upload validate verify view watch write lock unlock mark store erase spin
+    test keep let synthesize recognize flag pin star block mute ban approve reject label
+    link rate ping buzz bump kick stream print rerun retry escalate""".split()
+)
+#: Words that start a statement, not an order: determiners, pronouns, conjunctions,
+#: prepositions, auxiliaries ("The service ...", "Once the queue ...", "It is ...").
+_NOT_VERBS = frozenset(
+    """a an the this that these those each every all some any no my our your his her its
+    their i you he she it we they there here what which who when where why how if once
+    while because since although though as so and or but then also after before until
+    unless in on at by for from with without of to into over under about is are was were
+    be been being has have had do does did can could should would will shall may might
+    must not yes hi hey hello thanks thank ok okay well""".split()
+)
+#: The word after an imperative verb: an object's determiner, a pronoun, a particle
+#: ("Refund the payment", "power down the boxes").
+_OBJECT_STARTS = frozenset(
+    """a an the this that these those my our your all every some any me us it them him
+    her up down out off over back in on""".split()
+)
+#: Verbs documentation uses for its own steps: a weaker sign of a request.
+_DOC_VERBS = frozenset("run set see note use enable disable configure ensure call".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One line or sentence of a message, where it starts, and its request score."""
+
+    text: str
+    start: int
+    score: int
+
+
+def parts(text: str) -> list[Part]:
+    """The message's prose: its lines that are not machine text (``_PROSE_LINE``, then the
+    fields and blob checks, then ``REPEATS`` lines of one template), short ones whole and
+    longer ones as sentences, each scored (``request_score``); in message order. Pasted
+    lines are not parts."""
+    lines = [(m.group(1), m.start(1)) for m in _PROSE_LINE.finditer(text)]
+    templates = Counter(_DIGITS.sub("#", line) for line, _ in lines)
+    found: list[Part] = []
+    seen: dict[str, list[Part]] = {}  # a paste repeats its lines: each is read once
+    for line, start in lines:
+        if line not in seen:
+            machine = templates[_DIGITS.sub("#", line)] >= REPEATS or _fields_or_blob(line)
+            seen[line] = [] if machine else _line_parts(line, 0)
+        found.extend(Part(p.text, start + p.start, p.score) for p in seen[line])
+    return found
+
+
+def _line_parts(line: str, offset: int) -> list[Part]:
+    """A prose line as parts: a short line whole, scored by its best sentence (a request's
+    own details stay with it); a longer one, its sentences."""
+    sentences = _SENTENCE.split(line)
+    if len(line) <= LINE_CHARS:
+        return [Part(line, offset, max(request_score(s) for s in sentences))]
+    out: list[Part] = []
+    begin = 0
+    for sentence in sentences:
+        begin = line.find(sentence, begin)
+        out.append(Part(sentence, offset + begin, request_score(sentence)))
+        begin += len(sentence)
+    return out
+
+
+def _fields_or_blob(line: str) -> bool:
+    """Whether a line's start is CSV or TSV fields, or holds a blob (base64, a hash)."""
+    head = line[:_HEAD]
+    commas = head.count(",") - head.count(", ")  # prose puts a space after its commas
+    return commas >= 3 or head.count("\t") >= 2 or bool(_BLOB.search(head))
+
+
+def request_score(sentence: str) -> int:
+    """How much ``sentence`` reads as written to the assistant (see the module); 0 for a
+    pasted-looking part."""
+    if len(sentence) > MAX_PART_CHARS:
+        return 0
+    if len(_CJK.findall(sentence, 0, _HEAD)) >= CJK_CHARS:  # unsegmented: no words to read
+        return 2 * REQUEST_SCORE if _CJK_ASKING.search(sentence) else 0
+    words = sentence.split()
+    if not 2 <= len(words) <= 120:
+        return 0
+    if sum(1 for w in words if _PLAIN.fullmatch(w)) < MIN_PLAIN_SHARE * len(words):
+        return 0
+    starts = _starts(sentence)
+    closed = sentence.rstrip("\"')\u201d\u2019 ").endswith("?")
+    asked = closed or any(_QUESTION.match(s) for s in starts)
+    score = 2 if asked else 0
+    score += 2 if _ASKING.search(sentence) else 0
+    score += _verb_score(starts)
+    score += 1 if _PERSON.search(sentence) else 0
+    score -= 2 if _MANUAL.search(sentence) else 0
+    return score - (1 if "`" in sentence else 0)
+
+
+def _starts(sentence: str) -> list[str]:
+    """Where the sentence's own words may start: after a list marker, and after a short
+    opening ("Anyway, find ...", "What I need now: find ...")."""
+    text = _BULLET.sub("", sentence, count=1)
+    opening = _OPENING.match(text)
+    return [text, text[opening.end() :]] if opening else [text]
+
+
+def _verb_score(starts: list[str]) -> int:
+    """2 for a request's verb first ("Find ...", "Anyway, find ..."), 1 for a verb that
+    documents start their own steps with, else 0."""
+    best = 0
+    for text in starts:
+        words = [w.lower().strip(",:;\"'") for w in text.split(None, 2)[:2]] + ["", ""]
+        first, second = words[0], words[1]
+        if first in _DOC_VERBS:
+            best = max(best, 1)
+        elif first in _VERBS or _imperative_shape(first, second):
+            best = 2
+    return best
+
+
+def _imperative_shape(first: str, second: str) -> bool:
+    """A verb the list lacks, known by its shape: a base-form word that is not a function
+    word, followed by an object's first word ("scrap the standup", "power down the boxes")."""
+    if first in _NOT_VERBS or not first.isalpha() or first.endswith(("s", "ed", "ing")):
+        return False
+    return second in _OBJECT_STARTS
+
+
+def request_pattern(text: str, budget: int) -> str | None:
+    """The request parts of ``text`` joined in message order, at most ``budget``
+    characters (highest scores first when they do not all fit; earlier first on ties), or
+    ``None`` when no part reads as a request."""
+    scored = [p for p in parts(text) if p.score >= REQUEST_SCORE]
+    if not scored:
+        return None
+    kept: list[Part] = []
+    used = 0
+    for part in sorted(scored, key=lambda p: (-p.score, p.start)):
+        cost = len(part.text) + (1 if kept else 0)
+        if used + cost <= budget:
+            kept.append(part)
+            used += cost
+    if not kept:  # the best part alone is longer than the budget: its start
+        best = min(scored, key=lambda p: (-p.score, p.start))
+        return best.text[:budget].strip() or None
+    return " ".join(p.text for p in sorted(kept, key=lambda p: p.start))

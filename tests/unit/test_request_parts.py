@@ -1,0 +1,172 @@
+"""The request inside a long message: found among pasted material, bounded, else ``None``."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tool_selector.pipeline.decoding import Decoder, cut_pattern
+from tool_selector.ranking.request_parts import (
+    REQUEST_CHARS,
+    REQUEST_SCORE,
+    parts,
+    request_pattern,
+    request_score,
+)
+from tool_selector.settings import Settings
+
+PY_TRACE = "\n".join(
+    [
+        "2026-03-14 09:12:03,481 INFO [uvicorn.access] 10.0.3.17:51234 - "
+        '"POST /api/v1/orders HTTP/1.1" 200',
+        "2026-03-14 09:12:04,002 ERROR [app.worker] Task process_invoice[3f2a] raised "
+        "unexpected: KeyError('customer_id'), please check your payload",
+        "Traceback (most recent call last):",
+        '  File "/srv/app/worker.py", line 88, in run',
+        "    result = self.handler(payload, timeout=self.timeout)",
+        "KeyError: 'customer_id'",
+    ]
+)
+JAVA_TRACE = "\n".join(
+    [
+        "2026-03-14T10:00:01.120Z ERROR 4242 --- [nio-8080-exec-3] c.a.orders.OrderService : "
+        "Request processing failed; you may need to retry",
+        'java.lang.NullPointerException: Cannot invoke "String.length()" because "name" is null',
+        "\tat com.acme.orders.OrderService.validate(OrderService.java:118)",
+        "\t... 42 more",
+    ]
+)
+DOCS = "\n".join(
+    [
+        "## Orders service",
+        "",
+        "The service reads its configuration once at startup. You can override any of these "
+        "settings with an environment variable.",
+        "Make sure the clock of every host is synchronised before you enable signing.",
+        "1. Install the package with `pip install acme-orders`.",
+        "```yaml",
+        "orders:",
+        "  timeout: 5s",
+        "```",
+        "| setting | default | meaning |",
+        "|---|---|---|",
+        "**How do I rotate the keys?** Use the admin console.",
+    ]
+)
+JSON = '{\n  "data": [\n    {"id": "ord_1", "note": "please deliver after 5pm"}\n  ]\n}'
+CSV = "date,region,product,units\n2026-01-03,EMEA,Pro,12\n2026-01-04,APAC,Team,7"
+BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5E"
+PASTE = "\n\n".join([PY_TRACE * 8, JAVA_TRACE * 8, DOCS * 4, JSON * 4, CSV * 6, BASE64])
+ASK = "Can you post a short summary of this failure to the #ops channel in Slack?"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Can you post a short summary of this failure to the #ops channel in Slack?",
+        "please open a ticket for the billing team",
+        "I need the weather forecast for Rome for the next 10 days.",
+        "Calculate the area of a triangle with base 6 and height 10.",
+        "Anyway, play Baby Shark in the kitchen",
+        "What I need now: find a unisex salon in San Jose",
+        "what shipped in the last few versions of acme/cli",
+        "scrap the Thursday standup",
+    ],
+)
+def test_requests_read_as_written_to_the_assistant(line: str) -> None:
+    assert request_score(line) >= REQUEST_SCORE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PY_TRACE,
+        JAVA_TRACE,
+        DOCS,
+        JSON,
+        CSV,
+        BASE64,
+        "https://status.acme.dev https://docs.acme.dev",
+        "> Please keep the old key for an hour.",
+        "    return self.send(message)  # please keep",
+    ],
+    ids=["python-log", "java-log", "docs", "json", "csv", "base64", "urls", "quote", "code"],
+)
+def test_pasted_material_has_no_request_part(text: str) -> None:
+    assert [p for p in parts(text) if p.score >= REQUEST_SCORE] == []
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (f"{PASTE}\n\n{ASK}\n\n{PASTE}", ASK),
+        (f"{PY_TRACE * 20}\nWhat I need now: {ASK}\n{PY_TRACE * 20}", f"What I need now: {ASK}"),
+        (f"{ASK}\n\n{PASTE}", ASK),
+        (f"Here is the log:\n\n{PASTE}\n\n{ASK}", ASK),
+        (
+            f"My deploy broke. Here is the log:\n{JAVA_TRACE * 30}\n{ASK}",
+            ASK,
+        ),
+    ],
+    ids=["middle", "middle-of-a-traceback", "start", "end", "a-statement-is-no-request"],
+)
+def test_the_request_is_found_wherever_it_is(message: str, expected: str) -> None:
+    assert request_pattern(message, REQUEST_CHARS) == expected
+
+
+def test_a_message_with_no_request_gives_none_and_the_decoder_cuts_it() -> None:
+    assert request_pattern(PASTE, REQUEST_CHARS) is None
+    decoded = Decoder(Settings())._pattern(PASTE)
+    assert decoded == cut_pattern(PASTE, Settings().max_pattern_chars)
+
+
+def test_a_pattern_within_the_budget_is_ranked_exactly_as_sent() -> None:
+    short = f"  {ASK}\n{JSON}  "
+    assert Decoder(Settings())._pattern(short) == short
+
+
+def test_finding_the_request_can_be_turned_off() -> None:
+    message = f"{PASTE}\n\n{ASK}\n\n{PASTE}"
+    off = Decoder(Settings(find_request=False))._pattern(message)
+    assert off == cut_pattern(message, Settings().max_pattern_chars)
+    assert Decoder(Settings())._pattern(message) == ASK
+
+
+def test_many_requests_are_kept_within_the_budget_best_first_in_message_order() -> None:
+    names = [a + b for a in "bcdfghjklm" for b in "aeiou"]
+    lines = [f"Please look up the {name} order in the shop." for name in names]
+    lines[40] = "Can you please find the invoice of the last order and email it to me?"
+    found = request_pattern("\n".join(lines), 200)
+    assert found is not None
+    assert len(found) <= 200
+    assert "Can you please find the invoice" in found
+    assert found.index("the ba order") < found.index("Can you please")  # message order
+    assert found.count("Please look up") >= 2
+
+
+def test_a_one_megabyte_message_is_bounded() -> None:
+    message = f"{PASTE * 70}\n\n{ASK}\n\n{PASTE * 70}"
+    assert len(message) > 1_000_000
+    assert request_pattern(message, REQUEST_CHARS) == ASK
+    assert len(Decoder(Settings())._pattern(message)) <= REQUEST_CHARS
+
+
+@given(st.text(min_size=1, max_size=3000), st.integers(1, 1200))
+def test_the_pattern_fits_its_budget_and_comes_from_the_message(text: str, budget: int) -> None:
+    found = request_pattern(text, budget)
+    if found is not None:
+        assert 0 < len(found) <= budget
+        assert all(word in text for word in found.split())
+
+
+@pytest.mark.parametrize(
+    ("line", "asks"),
+    [
+        ("能帮我查一下中国广州市和北京市现在的天气状况吗\uff1f请使用公制单位。", True),
+        ("東京の明日の天気を教えてください", True),
+        ("服务启动时读取配置文件并保持连接池。", False),
+    ],
+    ids=["chinese-question", "japanese-please", "chinese-statement"],
+)
+def test_a_cjk_sentence_is_a_request_when_it_asks(line: str, asks: bool) -> None:
+    assert (request_score(line) >= REQUEST_SCORE) is asks
+    assert (request_pattern(f"{PY_TRACE * 20}\n{line}\n{PY_TRACE * 20}", 1000) == line) is asks
