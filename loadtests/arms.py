@@ -476,34 +476,62 @@ def rrf_lists(lists: Sequence[Sequence[int]], k: int = K, whole: float = 2.0) ->
 def run_parts(args: argparse.Namespace) -> None:
     minilm = Vectors("minilm")
     print(
-        "| set / category | queries | split coarse / fine | whole R@1/R@5 | coarse interleave "
-        "| coarse rrf | fine interleave | fine rrf |"
+        f"clauses ranked only for patterns of at least {args.parts_min_terms} terms "
+        f"and {args.parts_min_clauses} clauses"
     )
-    print("|---|---:|---:|---|---|---|---|---|")
+    print(
+        "| set / category | queries | split coarse / fine | whole R@1/R@5 | coarse interleave "
+        "| coarse interleave, whole cos | coarse rrf | fine interleave | fine rrf |"
+    )
+    print("|---|---:|---:|---|---|---|---|---|---|")
     for name in args.datasets:
         data = SetData(args.bench_dir, name, None, args.split)
         tools = minilm.get([t.dense_text() for t in data.catalog.texts])
-        splits = [[clauses(q.text, fine) for q in data.queries] for fine in (False, True)]
+        splits = [[_gated(q.text, fine, args) for q in data.queries] for fine in (False, True)]
         flat = [q.text for q in data.queries]
-        flat += [p for sp in splits for ps in sp for p in ps if len(ps) > 1]
+        if not args.whole_cos_only:
+            flat += [p for sp in splits for ps in sp for p in ps if len(ps) > 1]
         vec = dict(zip(flat, minilm.queries(flat), strict=True))
         res: dict[str, list[list[float]]] = {}
         for n, (q, g) in enumerate(zip(data.queries, data.gold, strict=True)):
-            whole = _fused_order(data, q.text, cosines(vec[q.text], tools))
+            cos = cosines(vec[q.text], tools)
+            whole = _fused_order(data, q.text, cos)
             row = [float(len(sp[n]) > 1) for sp in splits] + [recall(whole, g, k) for k in (1, K)]
-            for sp in splits:
-                lists = [whole] + [
-                    _fused_order(data, p, cosines(vec[p], tools)) for p in sp[n] if len(sp[n]) > 1
-                ]
-                for got in (interleave(lists), rrf_lists(lists)):
-                    row += [recall(got, g, k) for k in (1, K)]
+            for fine, sp in enumerate(splits):
+                parts = sp[n] if len(sp[n]) > 1 else []
+                if args.whole_cos_only:  # no clause encoded: the other columns stay empty
+                    row += _whole_cos_only(data, whole, parts if not fine else None, cos, g)
+                    continue
+                lists = [whole] + [_fused_order(data, p, cosines(vec[p], tools)) for p in parts]
+                got = [interleave(lists), rrf_lists(lists)]
+                if not fine:
+                    own = [whole] + [_fused_order(data, p, cos) for p in parts]
+                    got.insert(1, interleave(own))
+                row += [recall(x, g, k) for x in got for k in (1, K)]
             for cat in ("all", q.category):
                 res.setdefault(cat, []).append(row)
         for cat, rows in res.items():
             m = 100 * np.mean(np.array(rows), axis=0)
-            pairs = " | ".join(f"{m[i]:.1f} / {m[i + 1]:.1f}" for i in range(2, 12, 2))
+            pairs = " | ".join(f"{m[i]:.1f} / {m[i + 1]:.1f}" for i in range(2, 14, 2))
             print(f"| {name} {cat} | {len(rows)} | {m[0]:.0f}% / {m[1]:.0f}% | {pairs} |")
         sys.stdout.flush()
+
+
+def _whole_cos_only(
+    data: SetData, whole: list[int], parts: list[str] | None, cos: np.ndarray, gold: Sequence[int]
+) -> list[float]:
+    """The row cells of one split when only the whole pattern is encoded (NaN elsewhere)."""
+    if parts is None:
+        return [np.nan] * 4
+    own = interleave([whole] + [_fused_order(data, p, cos) for p in parts])
+    return [np.nan] * 2 + [recall(own, gold, k) for k in (1, K)] + [np.nan] * 2
+
+
+def _gated(text: str, fine: bool, args: argparse.Namespace) -> list[str]:
+    if len(Query.parse(text).terms) < args.parts_min_terms:
+        return [text]
+    parts = clauses(text, fine)
+    return parts if len(parts) >= args.parts_min_clauses else [text]
 
 
 # ---------------------------------------------------------------- speed and memory
@@ -565,6 +593,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="sets whose unlabeled dev texts train the map (held-out set excluded)",
     )
     p.add_argument("--parts", action="store_true", help="whole multi-step tasks instead")
+    p.add_argument("--parts-min-terms", type=int, default=0, help="clauses only from N terms")
+    p.add_argument(
+        "--whole-cos-only",
+        action="store_true",
+        help="--parts: only the clause ranking that reuses the whole pattern's cosines",
+    )
+    p.add_argument("--parts-min-clauses", type=int, default=2, help="clauses only from N (2)")
     p.add_argument("--speed", action="store_true", help="encode cost and RSS instead")
     p.add_argument("--models", nargs="+", default=["minilm", "bge", "mpnet"])
     args = p.parse_args(argv)
