@@ -254,22 +254,6 @@ def _query_cache(url: str) -> tuple[float, float]:
     return float(found.get("hit", 0)), float(found.get("miss", 0))
 
 
-def _with_controls(body: bytes, tools: list[dict[str, object]], rng: random.Random) -> bytes:
-    """``body`` with every caller's control in use: filters, budget, min_score, context."""
-    request = json.loads(body)
-    recent = [str(rng.choice(tools)["name"]) for _ in range(2)]
-    request.update(
-        filters={"deny": ["*delete*", "*remove*"], "allow_unsafe": False},
-        budget={"max_bytes": 12_000, "max_tools": 16},
-        min_score=0.05,
-        context={
-            "messages": [f"Earlier I asked for {recent[0]}.", "Done; here is what it returned."],
-            "recent_tools": recent,
-        },
-    )
-    return json.dumps(request).encode()
-
-
 def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
     rng = random.Random(7)
     pats = workload.patterns(rng, 400)
@@ -282,7 +266,7 @@ def _scenarios(args: argparse.Namespace, naive: bool) -> list[Scenario]:
         Scenario(
             "warm @300, every control",
             args.rate,
-            [_with_controls(b, small, rng) for b in warm300],
+            [workload.with_controls(b, small, rng) for b in warm300],
             "hybrid",
         )
     )

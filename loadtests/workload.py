@@ -82,3 +82,19 @@ def fresh_catalog(rng: random.Random, size: int, name: str = "sealtools") -> lis
 
 def body(pattern: str, tools: list[dict[str, Any]], top_k: int = 5) -> bytes:
     return json.dumps({"pattern": pattern, "top_k": top_k, "tools": tools}).encode()
+
+
+def with_controls(body: bytes, tools: list[dict[str, Any]], rng: random.Random) -> bytes:
+    """``body`` with every caller's control in use: filters, budget, min_score, context."""
+    request = json.loads(body)
+    recent = [str(rng.choice(tools)["name"]) for _ in range(2)]
+    request.update(
+        filters={"deny": ["*delete*", "*remove*"], "allow_unsafe": False},
+        budget={"max_bytes": 12_000, "max_tools": 16},
+        min_score=0.05,
+        context={
+            "messages": [f"Earlier I asked for {recent[0]}.", "Done; here is what it returned."],
+            "recent_tools": recent,
+        },
+    )
+    return json.dumps(request).encode()

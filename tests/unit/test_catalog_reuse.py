@@ -336,3 +336,24 @@ def test_cached_vectors_do_not_pin_their_batch() -> None:
     sel = Selector(encoder=HashingEncoder(), cache=cache, catalogs=CatalogStore(100))
     sel.select(request())
     assert all(v is not None and v.base is None for v in cache.get_many(cache._items.keys()))
+
+
+def test_memo_derives_once_per_key_and_is_bounded_by_bytes() -> None:
+    from tool_selector.pipeline.catalog_store import MEMO_BYTES, CatalogEntry
+    from tool_selector.ranking.catalog import build_catalog
+    from tool_selector_client.wire import Tool
+
+    entry = CatalogEntry.of(build_catalog([Tool(name="a", description="b")]))
+    calls: list[int] = []
+
+    def derive() -> tuple[np.ndarray, int]:
+        calls.append(1)
+        return np.zeros(MEMO_BYTES // 8, dtype=np.float32), 1
+
+    entry.memo(("k",), derive)
+    entry.memo(("k",), derive)
+    assert len(calls) == 1
+    for i in range(3):  # each weighs half the bound: the oldest is dropped
+        entry.memo((i,), derive)
+    entry.memo(("k",), derive)
+    assert len(calls) == 5

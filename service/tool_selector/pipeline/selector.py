@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
+import msgspec
 import numpy as np
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
@@ -35,12 +36,13 @@ from tool_selector.ranking.context import (
     context_boost,
     context_text,
 )
-from tool_selector.ranking.controls import allowed
+from tool_selector.ranking.controls import BoolArray, allowed
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, standardise
 from tool_selector.ranking.ranker import NO_LIMITS, Limits, Query, Ranking, rank
-from tool_selector_client.wire import Context, SearchRequest, Tool
+from tool_selector_client.wire import Context, Filters, SearchRequest, Tool
 
+_ENCODE = msgspec.json.Encoder().encode
 #: Query vectors by (model id, pattern).
 QueryCache = BoundedLRU[tuple[str, str], FloatArray]
 RankingPath = Literal["hybrid", "static", "lexical"]
@@ -126,6 +128,13 @@ class DenseArm:
     query_encoder: Encoder | None = None
 
 
+def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]]:
+    """The tools ``filters`` leave in (read-only: it is kept for later requests)."""
+    mask, removed = allowed([(t.name, t.bare_name) for t in catalog.texts], catalog.traits, filters)
+    mask.setflags(write=False)
+    return mask, removed
+
+
 @contextmanager
 def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     start = time.perf_counter()
@@ -192,7 +201,7 @@ class Selector:
             bm25 = catalog.index.scores(query.terms)
         dense = self._dense_arm(found, ask.pattern, started, timings)
         with _timed(timings, "fuse"):
-            limits, filtered = self._limits(ask, catalog, dense)
+            limits, filtered = self._limits(ask, found.entry, dense)
             ranking = rank(
                 catalog,
                 query,
@@ -219,17 +228,25 @@ class Selector:
             removed={**filtered, **ranking.removed},
         )
 
-    def _limits(self, ask: Ask, catalog: Catalog, dense: DenseArm) -> tuple[Limits, dict[str, int]]:
-        """The caller's controls as ``rank`` applies them, and what the filters removed."""
-        context = ask.context
-        if ask.filters is None and ask.budget is None and ask.min_score is None and not context:
+    def _limits(
+        self, ask: Ask, entry: CatalogEntry, dense: DenseArm
+    ) -> tuple[Limits, dict[str, int]]:
+        """The caller's controls as ``rank`` applies them, and what the filters removed
+        (both derived once per catalog for the same filters and context: ``memo``)."""
+        context, filters, catalog = ask.context, ask.filters, entry.catalog
+        if filters is None and ask.budget is None and ask.min_score is None and not context:
             return NO_LIMITS, {}
         mask, filtered = None, dict[str, int]()
-        if ask.filters is not None:
-            names = [(t.name, t.bare_name) for t in catalog.texts]
-            mask, filtered = allowed(names, catalog.traits, ask.filters)
+        if filters is not None:
+            mask, filtered = entry.memo(
+                ("filters", _ENCODE(filters)), lambda: _mask(catalog, filters)
+            )
         budget = ask.budget
-        boost, seen = (None, None) if context is None else self._context(context, catalog, dense)
+        boost, seen = None, None
+        if context is not None:
+            model = "" if dense.query_encoder is None else dense.query_encoder.model_id
+            key = ("context", dense.path, model, _ENCODE(context))
+            boost, seen = entry.memo(key, lambda: self._context(context, catalog, dense))
         return Limits(
             allowed=mask,
             boost=boost,
