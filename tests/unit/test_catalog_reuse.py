@@ -16,7 +16,7 @@ from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.naive import NaiveSelector
 from tool_selector.pipeline.ask import Ask, ToolSource
-from tool_selector.pipeline.catalog_store import CatalogStore, fingerprint
+from tool_selector.pipeline.catalog_store import MEMO_BYTES, CatalogEntry, CatalogStore, fingerprint
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, build_catalog
@@ -339,10 +339,6 @@ def test_cached_vectors_do_not_pin_their_batch() -> None:
 
 
 def test_memo_derives_once_per_key_and_is_bounded_by_bytes() -> None:
-    from tool_selector.pipeline.catalog_store import MEMO_BYTES, CatalogEntry
-    from tool_selector.ranking.catalog import build_catalog
-    from tool_selector_client.wire import Tool
-
     entry = CatalogEntry.of(build_catalog([Tool(name="a", description="b")]))
     calls: list[int] = []
 
