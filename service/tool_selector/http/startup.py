@@ -1,6 +1,6 @@
 """Process start: the static table, then the model, the warm-up file, the BLAS cap and a
-frozen heap, on a thread of its own while the app already answers (lexically); once ready,
-the multilingual arm."""
+frozen heap, on a thread of its own while the app already answers (lexically); the
+multilingual arm right after the model."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ def load_encoder(state: AppState) -> None:
         state.load_error = f"{type(exc).__name__}: {exc}"
         state.logger.exception("embedding model failed to load; serving lexical ranking")
         return
+    load_multilingual(state)
     limit_blas_threads(state.settings.blas_threads)  # again: the encoder may load a BLAS
     if state.settings.warmup_file:
         try:
@@ -37,12 +38,12 @@ def load_encoder(state: AppState) -> None:
             return
     settle_heap()
     state.ready.set()
-    load_multilingual(state)
 
 
 def load_multilingual(state: AppState) -> None:
-    """Attach the multilingual arm (a few seconds) after the replica is ready: until then a
-    request in another language is ranked as an English one. Failing, it is logged, not fatal."""
+    """Attach the multilingual arm (a few seconds of CPU, before the replica is ready, so the
+    load never competes with served requests; until then a request in another language is
+    ranked as an English one). Failing, it is logged, not fatal."""
     try:
         state.selector.multilingual = multilingual_from_settings(state.settings)
     except Exception:  # an optional arm that fails to load must not take the replica down
