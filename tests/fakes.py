@@ -28,3 +28,23 @@ class HashingEncoder:
                 bucket = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big")
                 out[row, bucket % self.dim] += 1.0
         return normalise_rows(out)
+
+
+class TranslatingEncoder(HashingEncoder):
+    """A stand-in multilingual encoder: ``HashingEncoder`` of each text with the phrases of
+    ``glossary`` replaced by their English (so a translated request meets its tool)."""
+
+    model_id = "test/translating-encoder"
+
+    def __init__(self, glossary: dict[str, str]) -> None:
+        super().__init__()
+        self.glossary = glossary
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        translated = []
+        for text in texts:
+            plain = text
+            for phrase, english in self.glossary.items():
+                plain = plain.replace(phrase, f" {english} ")
+            translated.append(plain)
+        return super().encode(translated)

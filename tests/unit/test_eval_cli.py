@@ -13,9 +13,13 @@ MINI = Path(__file__).parents[1] / "fixtures" / "agent_mini"
 
 @pytest.fixture
 def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hashing encoder instead of the bundled model (the CLI asks the factory)."""
+    """The hashing encoder instead of the bundled model, no multilingual arm (the CLI asks
+    the factory)."""
     monkeypatch.setattr(
         "tool_selector.embeddings.factory.encoder_from_settings", lambda _: HashingEncoder()
+    )
+    monkeypatch.setattr(
+        "tool_selector.embeddings.factory.multilingual_from_settings", lambda _: None
     )
 
 

@@ -186,3 +186,25 @@ def test_tool_embeddings_are_cached_across_requests() -> None:
 )
 def test_normalise_name(a: str, b: str) -> None:
     assert normalise_name(a) == normalise_name(b)
+
+
+CHINESE = [
+    Tool(name="bing_search", description="使用必应搜索指定的关键词\uff0c并返回搜索结果列表"),
+    Tool(name="query_file_info", description="查询文件元数据\uff0c包括大小和修改时间"),
+    Tool(name="send_mail", description="发送电子邮件给指定的收件人"),
+]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "first"),
+    [("帮我查一下这个文件的元数据", "query_file_info"), ("用必应搜索新闻", "bing_search"),
+     ("给老板发一封电子邮件", "send_mail")],
+    ids=["file-metadata", "search", "mail"],
+)  # fmt: skip
+def test_a_chinese_request_meets_a_chinese_description(pattern: str, first: str) -> None:
+    assert pick(pattern, tools=CHINESE, lexical=True)[0] == first
+
+
+def test_a_name_matches_with_its_accents_folded() -> None:
+    tools = [Tool(name="resume_builder", description="x"), Tool(name="résumé", description="y")]
+    assert pick("RESUME", tools=tools)[0] == "résumé"

@@ -3,7 +3,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tool_selector.ranking import tokenize as tokenize_module
-from tool_selector.ranking.tokenize import _CAMEL, _WORD, split_identifier, tokenize
+from tool_selector.ranking.tokenize import (
+    _CAMEL,
+    _WORD,
+    STOP_WORDS,
+    _forms,
+    fold,
+    lexical_words,
+    split_identifier,
+    tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +57,33 @@ def test_the_stem_memo_is_bounded_in_words_and_in_length() -> None:
     assert tokenize(f"{long_word} {many}")[1] == "a" * 5000
     assert len(tokenize_module._STEMS) <= tokenize_module._MAX_STEMS
     assert all(len(w) <= tokenize_module._MAX_STEM_CHARS for w in tokenize_module._STEMS)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("查询文件元数据 manage.query_file_info",
+         ["查询", "询文", "文件", "件元", "元数", "数据", "manage", "query", "file", "info"]),
+        ("ファイルを検索", ["ファ", "ァイ", "イル", "ルを", "を検", "検索"]),
+        ("が ガ", ["が", "ガ"]),
+        ("파일 검색", ["파일", "검색"]),
+        ("ค้นหา", ["ค้", "้น", "นห", "หา"]),
+        ("Größe café résuméFile Việt", ["grosse", "cafe", "resume", "file", "viet"]),
+        ("\uff46\uff55\uff4c\uff4c ﾌｧｲﾙ", ["full", "ファ", "ァイ", "イル"]),
+        ("send文件to", ["send", "文件", "to"]),
+    ],
+    ids=["han", "kana", "voiced-kana", "hangul", "thai", "accents", "full-half-width", "mixed"],
+)  # fmt: skip
+def test_lexical_words_in_any_script(text: str, words: list[str]) -> None:
+    assert lexical_words(text) == words
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_text_is_read_exactly_as_before(text: str) -> None:
+    assert lexical_words(text) == split_identifier(text)
+    assert tokenize(text) == _forms([w for w in split_identifier(text) if w not in STOP_WORDS])
+
+
+@given(st.text())
+def test_folding_twice_changes_nothing_more(text: str) -> None:
+    assert fold(fold(text)) == fold(text)

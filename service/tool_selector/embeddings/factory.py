@@ -32,3 +32,13 @@ def static_from_settings(settings: Settings) -> Encoder | None:
     from tool_selector.embeddings.static import StaticEncoder  # noqa: PLC0415
 
     return StaticEncoder(Path(settings.static_model_path) if settings.static_model_path else None)
+
+
+def multilingual_from_settings(settings: Settings) -> Encoder | None:
+    """The multilingual arm the settings ask for (a few seconds: loads its tables); ``None``
+    when off."""
+    if not settings.multilingual or settings.encoder == "none":
+        return None
+    from tool_selector.embeddings.multilingual import MultilingualEncoder  # noqa: PLC0415
+
+    return MultilingualEncoder(threads=max(1, settings.blas_threads))

@@ -1,5 +1,6 @@
 """Process start: the static table, then the model, the warm-up file, the BLAS cap and a
-frozen heap, on a thread of its own while the app already answers (lexically)."""
+frozen heap, on a thread of its own while the app already answers (lexically); the
+multilingual arm right after the model."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from tool_selector.embeddings.factory import static_from_settings
+from tool_selector.embeddings.factory import multilingual_from_settings, static_from_settings
 from tool_selector.errors import ConfigError, EmbeddingStopped
 from tool_selector.http.state import AppState
 from tool_selector.pipeline.warmup import warm_up
@@ -23,6 +24,7 @@ def load_encoder(state: AppState) -> None:
         state.load_error = f"{type(exc).__name__}: {exc}"
         state.logger.exception("embedding model failed to load; serving lexical ranking")
         return
+    load_multilingual(state)
     limit_blas_threads(state.settings.blas_threads)  # again: the encoder may load a BLAS
     if state.settings.warmup_file:
         try:
@@ -36,6 +38,16 @@ def load_encoder(state: AppState) -> None:
             return
     settle_heap()
     state.ready.set()
+
+
+def load_multilingual(state: AppState) -> None:
+    """Attach the multilingual arm (a few seconds of CPU, before the replica is ready, so the
+    load never competes with served requests; until then a request in another language is
+    ranked as an English one). Failing, it is logged, not fatal."""
+    try:
+        state.selector.multilingual = multilingual_from_settings(state.settings)
+    except Exception:  # an optional arm that fails to load must not take the replica down
+        state.logger.exception("multilingual arm failed to load; ranking every request as English")
 
 
 def load_static(state: AppState) -> None:

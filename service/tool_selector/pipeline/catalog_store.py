@@ -23,7 +23,7 @@ from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.text import TEXT_FORMAT_VERSION
+from tool_selector.ranking.text import TEXT_FORMAT_VERSION, ToolText
 from tool_selector_client.wire import Tool
 
 _ENCODE = msgspec.json.Encoder(order="deterministic")
@@ -54,6 +54,7 @@ class CatalogEntry:
     _memo: BoundedLRU[tuple[object, ...], object] = field(
         default_factory=lambda: BoundedLRU(MEMO_BYTES, _nbytes)
     )
+    _texts: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, catalog: Catalog, duplicates: int = 0) -> CatalogEntry:
@@ -76,13 +77,24 @@ class CatalogEntry:
             _keys=self._keys,
             _matrices=self._matrices,
             _memo=self._memo,
+            _texts=self._texts,
         )
+
+    def texts(self, model_id: str) -> list[str]:
+        """The tool texts ``model_id`` embeds: ``dense_texts`` unless ``read_as`` said other."""
+        return self._texts.get(model_id, self.dense_texts)
+
+    def read_as(self, model_id: str, text_of: Callable[[ToolText], str]) -> None:
+        """Have ``model_id`` embed ``text_of`` each tool (once per entry) in place of its
+        dense text; its keys follow."""
+        if model_id not in self._texts:
+            self._texts[model_id] = [text_of(t) for t in self.catalog.texts]
 
     def keys(self, model_id: str) -> list[bytes]:
         """Embedding-cache keys of the tool texts for ``model_id`` (computed once)."""
         keys = self._keys.get(model_id)
         if keys is None:
-            keys = [embedding_key(model_id, TEXT_FORMAT_VERSION, t) for t in self.dense_texts]
+            keys = [embedding_key(model_id, TEXT_FORMAT_VERSION, t) for t in self.texts(model_id)]
             self._keys[model_id] = keys
         return keys
 

@@ -6,7 +6,11 @@ or cache tiers, or encoded within the deadline, else embedded in the background)
 vector (LRU) -> cosine -> fusion -> ranked names. While the full model has no matrix for the
 catalog, the static arm (a table lookup per token, ``embeddings/static.py``) gives the dense
 scores, fused with the static arm's own parameters (path ``static``); without it the answer
-is BM25 alone. Synchronous and framework-free: the HTTP layer runs it in a worker thread.
+is BM25 alone. A pattern written in another language (``ranking/language.py``) also gets the
+multilingual arm's cosines (``embeddings/multilingual.py``) in place of the English model's,
+its tool vectors cached like the model's, its lexical half damped (``multilingual_params_of``);
+English patterns never reach it. Synchronous and framework-free: the HTTP layer runs it in a
+worker thread.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import msgspec
@@ -22,7 +26,7 @@ import numpy as np
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.embeddings.static import static_matrix
+from tool_selector.embeddings.static import static_matrix, static_text
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
@@ -39,6 +43,7 @@ from tool_selector.ranking.context import (
 from tool_selector.ranking.controls import BoolArray, allowed
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, standardise
+from tool_selector.ranking.language import reads_foreign
 from tool_selector.ranking.ranker import NO_LIMITS, Limits, Query, Ranking, rank
 from tool_selector_client.wire import Context, Filters, SearchRequest, Tool
 
@@ -82,6 +87,23 @@ CROSS_PARAMS = FusionParams(
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
 #: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
 DEFAULT_BATCH = 16
+#: How much of the lexical half a non-English pattern keeps (``multilingual_params_of``).
+MULTILINGUAL_LEXICAL = 0.25
+
+
+def multilingual_params_of(
+    params: FusionParams, lexical: float = MULTILINGUAL_LEXICAL
+) -> FusionParams:
+    """``params`` with the lexical half scaled by ``lexical``, for non-English patterns: their
+    few words a tool shares (a product name, a path) say less about the need than in English,
+    where every word can (dev half of ``eval/multilingual``, docs/quality.md)."""
+    return replace(
+        params,
+        specificity_weight=lexical * params.specificity_weight,
+        name_weight=lexical * params.name_weight,
+        peak_weight=lexical * params.peak_weight,
+        long_weight=lexical * params.long_weight,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +175,8 @@ class Selector:
     background (``Outcome.deferred``). The static arm's tool vectors are scored against the
     model's query vector with ``cross_params`` once the model is loaded (it ranks better),
     else against the static query vector with ``static_params``: each its own floors.
+    ``multilingual`` (an ``Encoder`` of many languages): read for non-English patterns once
+    its tool vectors are at hand (same deadline and background jobs as the model's).
     """
 
     def __init__(
@@ -171,6 +195,8 @@ class Selector:
         static_params: FusionParams = STATIC_PARAMS,
         cross_params: FusionParams = CROSS_PARAMS,
         context_weights: ContextWeights | None = None,
+        multilingual: Encoder | None = None,
+        multilingual_params: FusionParams | None = None,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -186,6 +212,12 @@ class Selector:
         self.static_params = static_params
         self.cross_params = cross_params
         self.context_weights = ContextWeights() if context_weights is None else context_weights
+        self.multilingual = multilingual
+        self.multilingual_params = (
+            multilingual_params_of(self.params)
+            if multilingual_params is None
+            else multilingual_params
+        )
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
@@ -261,6 +293,9 @@ class Selector:
     ) -> DenseArm:
         """The full model's cosines when the catalog's matrix is at hand (``hybrid``), else
         the static arm's (``static``), else none (``lexical``)."""
+        foreign = self._foreign_arm(found, pattern, started, timings)
+        if foreign is not None:
+            return foreign
         encoder, tools = self.encoder, ToolMatrix()
         if encoder is not None and len(found.entry.catalog):
             with _timed(timings, "embed"):
@@ -275,6 +310,25 @@ class Selector:
             with _timed(timings, "static"):
                 return self._static_arm(self.static, found.entry, pattern, tools)
         return DenseArm(None, self.params, "lexical", tools)
+
+    def _foreign_arm(
+        self, found: Found, pattern: str, started: float, timings: dict[str, float]
+    ) -> DenseArm | None:
+        """For a pattern that is not English (``reads_foreign``), the multilingual arm's
+        cosines over its tool vectors (of ``static_text``) fused with ``multilingual_params``,
+        once those vectors are at hand (same deadline and jobs as the model's); else none."""
+        multilingual = self.multilingual
+        if multilingual is None or not len(found.entry.catalog) or not reads_foreign(pattern):
+            return None
+        with _timed(timings, "multilingual"):
+            found.entry.read_as(multilingual.model_id, static_text)
+            tools = self._tool_matrix(multilingual, found, started)
+            if tools.matrix is None:
+                return None
+            qvec, cached = self._query_vector(multilingual, pattern)
+            scores = cosine_scores(qvec, tools.matrix)
+        params = self.multilingual_params
+        return DenseArm(scores, params, "hybrid", tools, cached, tools.matrix, multilingual)
 
     def _build(self, tools: list[Tool]) -> Catalog:
         return build_catalog(tools, self.weights)
@@ -337,7 +391,8 @@ class Selector:
         """A queued job that holds only the texts and their keys, not the built catalog: a
         catalog evicted while its job waits is freed (the vectors still fill the caches), and
         the matrix goes to the catalog cached under ``key`` when it is still there."""
-        model, keys, texts = encoder.model_id, entry.keys(encoder.model_id), entry.dense_texts
+        model = encoder.model_id
+        keys, texts = entry.keys(model), entry.texts(model)
 
         def task() -> FloatArray:
             matrix = self._embed(encoder, keys, texts, stoppable=True)
@@ -362,7 +417,7 @@ class Selector:
         ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
         ``yielding`` (warm-up): waits between chunks while requests' catalogs are embedded.
         """
-        keys, texts = entry.keys(encoder.model_id), entry.dense_texts
+        keys, texts = entry.keys(encoder.model_id), entry.texts(encoder.model_id)
         matrix = self._embed(encoder, keys, texts, stoppable=stoppable, yielding=yielding)
         entry.set_matrix(encoder.model_id, matrix)
         return matrix

@@ -17,7 +17,7 @@ from tool_selector.ranking.bm25 import FieldWeights, LexicalIndex, document_toke
 from tool_selector.ranking.controls import Traits
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.text import ToolText, tool_text
-from tool_selector.ranking.tokenize import name_words, split_identifier, stem
+from tool_selector.ranking.tokenize import fold, lexical_words, name_words, stem
 from tool_selector_client.wire import Tool
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
@@ -26,9 +26,10 @@ _SEPARATORS = re.compile(r"[\s_\-./:]+")
 def normalise_name(name: str) -> str:
     """Case/separator-insensitive form of a name (``Create Issue`` == ``create_issue``).
 
-    Unicode case folding, not ``lower()``: ``STRASSE`` names ``straße``.
+    Unicode case folding, not ``lower()``: ``STRASSE`` names ``straße``; accents folded
+    (``tokenize.fold``): ``resume`` names ``résumé``.
     """
-    return _SEPARATORS.sub("_", name.strip().casefold()).strip("_")
+    return _SEPARATORS.sub("_", fold(name.strip()).casefold()).strip("_")
 
 
 #: Shortest normalised name that a one-edit typo may match.
@@ -160,7 +161,7 @@ class Catalog:
         key = normalise_name(pattern)
         if len(key) < MIN_TYPO_CHARS or any(c.isspace() for c in pattern.strip()):
             return ()
-        if "_" not in key and {stem(w) for w in split_identifier(key)} <= self.name_words:
+        if "_" not in key and {stem(w) for w in lexical_words(key)} <= self.name_words:
             return ()
         hits: set[int] = set()
         for name, idx in self.by_name.items():

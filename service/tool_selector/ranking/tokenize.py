@@ -8,11 +8,20 @@ still meets ``files`` more specifically. The surface form matters between siblin
 "list the databases" is worded like a list tool's description ("List all databases"), not
 like its singular get-one sibling; stemming alone cost 9 points of BM25 R@1 on azure_mcp
 (dev split, 71.2 stemmed only, 80.4 both forms).
+
+Text in any script (``lexical_words``): accents are folded (NFKD, combining marks dropped
+after Latin, Greek and Cyrillic letters, then NFC so kana and Hangul recompose) and case
+folded, so ``Größe`` meets ``grosse`` and ``café`` meets ``cafe``; scripts written without
+spaces between words (Han, kana, Hangul, Thai, Lao, Khmer, Myanmar) are split into
+overlapping character bigrams (a lone character stays whole), as Lucene's CJK analyzer
+does: ``查询文件`` gives ``查询 询文 文件``, and meets a description holding ``文件``.
+Pure-ASCII text is read exactly as before (``split_identifier``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from itertools import pairwise
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -23,6 +32,17 @@ _MAX_STEMS = 100_000
 #: Longer words are stemmed each time: a request may carry words of thousands of characters,
 #: and memoising those would let callers fill memory (100,000 x 16 KB).
 _MAX_STEM_CHARS = 32
+
+#: Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, Hangul Jamo,
+#: kana, CJK ideographs (and extensions, compatibility forms), Hangul syllables.
+_UNSEGMENTED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
+    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
+)
+_RUN = re.compile(f"([{_UNSEGMENTED}]+)")
+#: Accents: combining diacritical marks after a Latin, Greek, Cyrillic or Armenian letter;
+#: marks after other scripts (kana voicing marks, Thai vowels) are kept.
+_ACCENTS = re.compile("(?<=[\u0000-\u052f])[\u0300-\u036f]+")
 
 #: English function words that carry no retrieval signal.
 STOP_WORDS = frozenset(
@@ -71,6 +91,39 @@ def split_identifier(text: str) -> list[str]:
     return out
 
 
+def fold(text: str) -> str:
+    """``text`` with accents dropped from Latin, Greek and Cyrillic letters, compatibility
+    forms unified (NFKD: full-width Latin letters are ASCII, half-width kana full), then recomposed
+    (NFC: kana voicing marks and Hangul syllables kept). ASCII text is returned as is."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFKD", text)))
+
+
+def ngrams(run: str) -> list[str]:
+    """Overlapping character bigrams of an unsegmented run (a lone character stays whole)."""
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def lexical_words(text: str) -> list[str]:
+    """The words of ``text`` as lexical scoring reads them, in order (module docstring).
+
+    Pure ASCII: ``split_identifier``. Otherwise accents folded (``fold``), words case folded
+    (``ß`` is ``ss``), and runs of unsegmented scripts cut into bigrams (``ngrams``).
+    """
+    if text.isascii():
+        return split_identifier(text)
+    out: list[str] = []
+    for i, piece in enumerate(_RUN.split(fold(text))):
+        if i % 2:
+            out.extend(ngrams(piece))
+        elif piece:
+            out.extend(w.casefold() for w in split_identifier(piece))
+    return out
+
+
 def _stem(word: str) -> str:
     """``stem`` through a bounded memo (tool vocabularies repeat across catalogs): at most
     ``_MAX_STEMS`` words of at most ``_MAX_STEM_CHARS`` characters, so a few MB at most."""
@@ -96,13 +149,13 @@ def _forms(words: list[str]) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """Words of ``text`` (identifiers split) and their singulars, stop words kept: tool names."""
-    return _forms(split_identifier(text))
+    """Words of ``text`` (``lexical_words``) and their singulars, stop words kept: tool names."""
+    return _forms(lexical_words(text))
 
 
 def tokenize(text: str) -> list[str]:
     """Words of ``text`` for lexical scoring: identifiers split, with singulars, no stop words."""
-    return _forms([w for w in split_identifier(text) if w not in STOP_WORDS])
+    return _forms([w for w in lexical_words(text) if w not in STOP_WORDS])
 
 
 def name_words(text: str) -> list[str]:
@@ -124,7 +177,7 @@ def name_joins(text: str) -> list[tuple[str, str]]:
 
 
 def _name_sequence(text: str) -> list[str]:
-    return [_stem(w) for w in split_identifier(text) if w not in NAME_STOP_WORDS]
+    return [_stem(w) for w in lexical_words(text) if w not in NAME_STOP_WORDS]
 
 
 #: Characters a word is cut to for sub-word evidence (``subword``).

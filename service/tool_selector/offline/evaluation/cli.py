@@ -80,7 +80,10 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation, print the tables and the JSON, write the results file."""
-    from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
+    from tool_selector.embeddings.factory import (  # noqa: PLC0415
+        encoder_from_settings,
+        multilingual_from_settings,
+    )
     from tool_selector.offline.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
 
     problem = _bad_arguments(args)
@@ -95,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         encoder = encoder_from_settings(settings)
         if encoder is None:
             raise ConfigError("eval needs an encoder (TOOL_SELECTOR_ENCODER=none)")
-        report = Evaluator(encoder, config, datasets, _static(settings)).run()
+        arm = multilingual_from_settings(settings)
+        report = Evaluator(encoder, config, datasets, _static(settings), arm).run()
     except (ConfigError, DatasetError) as exc:
         sys.stderr.write(f"tool-selector eval: {exc}\n")
         return 2

@@ -197,6 +197,7 @@ class Evaluator:
 
     ``datasets``: what to evaluate, already read (``load_all``); default: read from
     ``config`` when the run starts. ``static``: the static arm, for the cold row.
+    ``multilingual``: the multilingual arm the service rows read non-English queries with.
     """
 
     def __init__(
@@ -205,6 +206,7 @@ class Evaluator:
         config: EvalConfig,
         datasets: Sequence[Dataset] | None = None,
         static: Encoder | None = None,
+        multilingual: Encoder | None = None,
     ) -> None:
         self.encoder = encoder
         self.config = config
@@ -218,6 +220,7 @@ class Evaluator:
             catalogs=catalogs,
             queries=BoundedLRU(_QUERY_VECTORS),
             embed_deadline=math.inf,
+            multilingual=multilingual,
         )
         self.lexical = Selector(
             encoder=None,

@@ -1,0 +1,152 @@
+"""R@k of the same needs asked in English and in other languages (``eval/multilingual``).
+
+``python -m tool_selector.offline.evaluation.multilingual [--split test]`` ranks every need of
+``eval/multilingual/queries.jsonl`` (one line: ``{"id", "gold", "en", "zh", "ja", "es",
+"de", ...}``) over the English agent catalog (``eval/agent/tools.jsonl``) as the service
+answers it (warm catalog), once with the English model alone (what the service did before
+the multilingual arm) and once with the multilingual arm, and prints per language R@k, the
+ratio to the English originals' R@k, and how many requests read as foreign
+(``ranking/language.py``). Split: ``dataset.split_of(id)``; tune on dev, report test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.offline.evaluation.dataset import (
+    REPO_ROOT,
+    Split,
+    default_bench_dir,
+    load_dataset,
+    split_of,
+)
+from tool_selector.offline.evaluation.metrics import recall_at
+from tool_selector.pipeline.selector import MULTILINGUAL_LEXICAL, Selector, multilingual_params_of
+from tool_selector.ranking.language import reads_foreign
+from tool_selector.settings import Settings
+from tool_selector_client.wire import SearchRequest, Tool
+
+NEEDS_FILE = REPO_ROOT / "eval" / "multilingual" / "queries.jsonl"
+LANGUAGES = ("en", "zh", "ja", "es", "de")
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """One need: its gold tool names and its text in each language."""
+
+    id: str
+    gold: tuple[str, ...]
+    texts: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageScore:
+    """R@k of one language's requests, and how many of them read as foreign."""
+
+    language: str
+    recall: float
+    foreign: int
+    requests: int
+
+
+def load_needs(path: Path = NEEDS_FILE, split: Split = "all") -> list[Need]:
+    """The needs of ``split`` (every language present on every line)."""
+    needs = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            need = Need(str(row["id"]), tuple(row["gold"]), {x: row[x] for x in LANGUAGES})
+            if split == "all" or split_of(need.id) == split:
+                needs.append(need)
+    return needs
+
+
+def score(
+    selector: Selector, tools: list[Tool], needs: Sequence[Need], k: int = 5
+) -> list[LanguageScore]:
+    """Per language, the mean R@k of the service's answers (``SearchRequest``, ``top_k=k``)."""
+    out = []
+    for language in LANGUAGES:
+        total = 0.0
+        for need in needs:
+            request = SearchRequest(pattern=need.texts[language], tools=tools, top_k=k)
+            total += recall_at(selector.select(request).ranking.names, need.gold, k)
+        foreign = sum(reads_foreign(n.texts[language]) for n in needs)
+        out.append(LanguageScore(language, 100 * total / max(len(needs), 1), foreign, len(needs)))
+    return out
+
+
+def table(before: Sequence[LanguageScore], after: Sequence[LanguageScore]) -> str:
+    """The markdown table of docs/quality.md: R@k before and after, ratio to English."""
+    english_before, english_after = before[0].recall, after[0].recall
+    lines = [
+        "| language | read as foreign | R@5 English model only | ratio | R@5 with the "
+        "multilingual arm | ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    for old, new in zip(before, after, strict=True):
+        lines.append(
+            f"| {old.language} | {new.foreign}/{new.requests} | {old.recall:.1f} | "
+            f"{_ratio(old.recall, english_before)} | {new.recall:.1f} | "
+            f"{_ratio(new.recall, english_after)} |"
+        )
+    return "\n".join(lines)
+
+
+def _ratio(value: float, english: float) -> str:
+    return f"{100 * value / english:.0f}%" if english else "-"
+
+
+def _selectors(settings: Settings, lexical: float) -> tuple[Selector, Selector]:
+    """The English-only selector and the one with the multilingual arm (one shared cache)."""
+    from tool_selector.embeddings.factory import (  # noqa: PLC0415
+        encoder_from_settings,
+        multilingual_from_settings,
+    )
+
+    encoder: Encoder | None = encoder_from_settings(settings)
+    cache = MemoryCache(1 << 30)
+    english = Selector(encoder=encoder, cache=cache, embed_deadline=math.inf)
+    arm = multilingual_from_settings(settings) or multilingual_from_settings(
+        Settings(encoder=settings.encoder, multilingual=True)
+    )
+    both = Selector(
+        encoder=encoder,
+        cache=cache,
+        embed_deadline=math.inf,
+        multilingual=arm,
+        multilingual_params=multilingual_params_of(english.params, lexical),
+    )
+    return english, both
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the per-language table for one split."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--split", choices=("dev", "test", "all"), default="test")
+    p.add_argument(
+        "--lexical",
+        type=float,
+        default=MULTILINGUAL_LEXICAL,
+        help="share of the lexical half non-English patterns keep (multilingual_params_of)",
+    )
+    p.add_argument("--needs", type=Path, default=NEEDS_FILE)
+    args = p.parse_args(argv)
+    needs = load_needs(args.needs, args.split)
+    tools = list(load_dataset(default_bench_dir(), "agent").tools)
+    english, both = _selectors(Settings.from_env(os.environ), args.lexical)
+    sys.stdout.write(table(score(english, tools, needs), score(both, tools, needs)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

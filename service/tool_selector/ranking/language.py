@@ -1,0 +1,82 @@
+"""Whether a pattern is written in a language other than English (a cheap, deterministic test).
+
+Decides which patterns the multilingual arm reads (``pipeline/selector.py``): English
+patterns must rank exactly as the English model ranks them, so the test leans to English.
+
+- Script: at least ``MIN_FOREIGN_LETTERS`` letters of a script other than Latin (Han, kana,
+  Hangul, Thai, Cyrillic, Arabic, Greek, ...) that make at least ``MIN_FOREIGN_SHARE`` of
+  the pattern's letters. A Chinese sentence that names ``GitHub`` is still Chinese.
+- Latin script: function words of Spanish, German, French, Italian, Portuguese, Dutch,
+  Polish and Turkish (the Latin-script languages the multilingual model reads), chosen so
+  that few are English words an English request would use (no ``an``, ``me``, ``so``,
+  ``was``; ``un-archive`` is read whole, hyphens and all), accents folded. Foreign
+  when at least two such words outnumber the English function words, or one does in a
+  pattern with a non-ASCII letter and no English function word (``crea el issue`` reads
+  English-free but one word is too little; ``Größe ändern für alle`` is German).
+
+On the seven English benchmark sets no query reads as foreign (tests/quality); on the
+hand-written translations of ``eval/multilingual`` every Chinese and Japanese request does,
+and all but a few keyword-only Spanish and German ones (docs/quality.md).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from tool_selector.ranking.tokenize import STOP_WORDS, fold
+
+#: Fewest non-Latin letters that can make a pattern foreign.
+MIN_FOREIGN_LETTERS = 2
+#: Smallest share of the pattern's letters they must make.
+MIN_FOREIGN_SHARE = 0.2
+
+_LATIN_WORD = re.compile("[^\\W\\d_]+(?:[-'\u2019][^\\W\\d_]+)*")
+_LETTER = re.compile(r"[^\W\d_]")
+
+#: Function words of the Latin-script languages the multilingual model reads, accents
+#: folded; the few that English also has (``die``, ``de``) count only beside another.
+FOREIGN_WORDS = frozenset(
+    """
+    el la los las de del en un una unos unas que por para con esta este estos estas esa ese eso
+    como cual cuales donde cuando quien hay todos todas mis tus sus nuestro nuestra nuevo
+    nueva ultimo ultima ultimos ultimas ahora dame muestrame necesito quiero puedes
+    der die des dem den das es im als und ist nicht ein eine einen einem einer mit fur auf
+    ich mir mich
+    bitte alle aus bei von zu zum zur wie welche welcher welches meine meinen meinem mein
+    diese diesen dieser oder aber noch schon auch sind wird werden kann konnen soll
+    muss gib zeig zeige uber heute gestern jetzt neue neuen letzte letzten vom
+    uns unser unsere unseren dass wenn wer ihr sie wir warum wann dieses unter durch nach
+    une pour avec dans sur qui je moi vous nous cette ces
+    sont fais peux veux quel quelle quels quelles
+    gli della delle dei degli che sono questo questa mio mia puoi voglio
+    uma nao pelo pela meu minha voce isso
+    het een ik mij mijn niet voor deze kun graag
+    nie sie czy dla jak mnie moje
+    bir ile icin
+    """.split()
+)
+
+
+def reads_foreign(pattern: str) -> bool:
+    """Whether ``pattern`` reads as written in a language other than English (module doc)."""
+    if pattern.isascii() and not _has_foreign_word(pattern):
+        return False
+    letters = _LETTER.findall(pattern)
+    other = sum(1 for c in letters if not _latin(c))
+    if other >= MIN_FOREIGN_LETTERS and other >= MIN_FOREIGN_SHARE * len(letters):
+        return True
+    words = [w.casefold() for w in _LATIN_WORD.findall(fold(pattern))]
+    foreign = sum(1 for w in words if w in FOREIGN_WORDS)
+    english = sum(1 for w in words if w in STOP_WORDS)
+    if foreign >= 2 and foreign > english:
+        return True
+    return foreign >= 1 and english == 0 and not pattern.isascii()
+
+
+def _has_foreign_word(pattern: str) -> bool:
+    return any(w.lower() in FOREIGN_WORDS for w in _LATIN_WORD.findall(pattern))
+
+
+def _latin(char: str) -> bool:
+    return char.isascii() or unicodedata.name(char, "").startswith("LATIN")

@@ -1,0 +1,32 @@
+"""Which patterns read as written in another language than English (``ranking/language``)."""
+
+import pytest
+
+from tool_selector.ranking.language import reads_foreign
+
+
+@pytest.mark.parametrize(
+    ("pattern", "foreign"),
+    [
+        ("查询文件元数据", True),
+        ("用 GitHub 创建一个新的 issue", True),
+        ("ファイルの中身を読んで", True),
+        ("파일 내용을 읽어 줘", True),
+        ("Прочитай файл", True),
+        ("Busca las páginas de Confluence que mencionan el despliegue", True),
+        ("Finde die Confluence-Seiten, in denen die SSO-Einführung erwähnt wird", True),
+        ("Größe ändern für alle", True),
+        ("Cherche les pages qui parlent de la migration avec Paul", True),
+        ("find files with auth middleware", False),
+        ("why did my pod die in the night", False),
+        ("un-archive the la county dataset", False),
+        ("Show me the résumé of the café owner", False),
+        ("create_issue", False),
+        ("summarise the attached file 报告.pdf for the team", False),
+        ("", False),
+    ],
+    ids=["zh", "zh-with-names", "ja", "ko", "ru", "es", "de", "de-keywords", "fr", "en",
+         "en-die", "en-hyphens", "en-accents", "tool-name", "en-one-han-name", "empty"],
+)  # fmt: skip
+def test_reads_foreign(pattern: str, foreign: bool) -> None:
+    assert reads_foreign(pattern) is foreign
