@@ -202,6 +202,7 @@ def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
         )
         tool["name"]["maxLength"] = settings.max_name_chars
         tool["description"]["anyOf"][0]["maxLength"] = settings.max_description_chars
+        tool["search_text"]["anyOf"][0]["maxLength"] = settings.max_description_chars
 
 
 def openapi_yaml(settings: Settings) -> str:

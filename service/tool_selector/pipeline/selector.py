@@ -218,6 +218,11 @@ class Selector:
                 return DenseArm(scores, params, "static", tools, cached)
         return DenseArm(None, self.params, "lexical", tools)
 
+    def entry(self, tools: ToolSource) -> Found:
+        """The catalog store's entry for ``tools``, found (or built) as ``select`` finds it
+        (``tool-selector lint`` reads the built catalog and its matrices from it)."""
+        return self.catalogs.find(tools, self._build)
+
     def _build(self, tools: list[Tool]) -> Catalog:
         return build_catalog(tools, self.weights)
 
