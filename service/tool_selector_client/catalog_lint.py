@@ -23,6 +23,7 @@ LINT_PATH = "/v1/catalog/lint"
 
 FindingKind = Literal[
     "unreachable",
+    "name_only",
     "siblings",
     "collision",
     "no_description",

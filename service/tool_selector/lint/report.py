@@ -22,6 +22,7 @@ from tool_selector_client.catalog_lint import Finding, LintReport, ProbeRecall
 #: Report order: what keeps a tool from being found first.
 KIND_ORDER = (
     "unreachable",
+    "name_only",
     "collision",
     "siblings",
     "no_description",
@@ -38,16 +39,17 @@ def lint(
     *,
     top_k: int = 5,
     limits: siblings.Thresholds | None = None,
+    every: bool = False,
 ) -> LintReport:
-    """The report on the catalog of ``source``, every probe answered by ``selector``."""
+    """The report on the catalog of ``source``, its probes answered by ``selector``
+    (``every``: all of them, else until one finds its tool; see ``probes.answer``)."""
     started = time.perf_counter()
     found = selector.entry(source)
     catalog = found.entry.catalog
     keyed = ToolSource(found.key, source.load)
     texts = catalog.texts
     asked = probes.probes_of(texts)
-    probes.prefill(selector, asked)
-    answered, paths = probes.answer(selector, keyed, texts, asked, top_k)
+    answered, paths = probes.answer(selector, keyed, catalog, asked, top_k=top_k, every=every)
     entry = selector.catalogs.get(found.key) or found.entry
     findings = [
         *probes.unreachable(texts, answered),

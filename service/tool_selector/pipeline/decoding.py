@@ -102,6 +102,14 @@ class Decoder:
         )
         return contract, ask
 
+    def tool_source(self, raw: msgspec.Raw) -> ToolSource:
+        """Raw ``tools`` bytes of the search contract as a ``ToolSource``, named as a search
+        request's identical bytes are (so the catalog report finds the same catalog)."""
+        key = None
+        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
+            key = f"raw:{SEARCH.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
+        return ToolSource(key, partial(self._tools, SEARCH, raw))
+
     def _tools(self, contract: Contract, raw: msgspec.Raw) -> list[Tool]:
         """The raw tool bytes decoded, as the pipeline's ``Tool``, within the limits."""
         try:

@@ -88,6 +88,8 @@ class Outcome:
     query_cached: bool = False
     deferred: bool = False
     catalog: Catalog | None = None
+    #: The key the catalog is stored under (logged: ``POST /v1/catalog/lint`` takes it).
+    catalog_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +199,7 @@ class Selector:
             query_cached=dense.query_cached,
             deferred=dense.tools.deferred,
             catalog=catalog,
+            catalog_key=found.key,
         )
 
     def _dense_arm(
