@@ -5,8 +5,8 @@ cosine of their embeddings (the matrix the service ranks with) is at least ``den
 and their BM25 similarity is at least ``bm25_min``. BM25 similarity of ``a`` to ``b`` is
 ``bm25(a's words -> b) / bm25(a's words -> a)`` over the catalog's own index (how close
 ``b`` comes to ``a``'s own score when ``a``'s text is the query), taken both ways, the
-smaller kept. Siblings are grouped by linkage (a sibling of a sibling is in the group), and
-each group is reported with the words only each member has (``words.apart``): the words an
+smaller kept. Each tool and its siblings make a group (``groups``), and each group is
+reported with the words only each member has (``words.apart``): the words an
 operator should make lead its description.
 """
 
@@ -29,8 +29,8 @@ class Thresholds:
     """How alike two tools must be to both arms to be siblings (tuned on azure_mcp's dev
     split: the pairs behind its R@1 losses, docs/quality.md)."""
 
-    dense_min: float = 0.85
-    bm25_min: float = 0.5
+    dense_min: float = 0.88
+    bm25_min: float = 0.2
 
 
 def bm25_similarity(texts: Sequence[ToolText], index: LexicalIndex) -> FloatArray:
@@ -53,25 +53,16 @@ def dense_similarity(matrix: FloatArray) -> FloatArray:
 
 
 def groups(dense: FloatArray | None, bm25: FloatArray, limits: Thresholds) -> list[list[int]]:
-    """Sibling groups (two or more tools each), in catalog order."""
+    """Sibling groups: each tool with every tool alike to it, a group inside another
+    dropped; groups may overlap (a tool alike to two that are not alike to each other is in
+    both of their groups; linking by chains grew groups of 100+ tools on azure_mcp)."""
     alike = bm25 >= limits.bm25_min
     if dense is not None:
         alike &= dense >= limits.dense_min
     np.fill_diagonal(alike, False)
-    parent = list(range(len(bm25)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j in zip(*np.nonzero(np.triu(alike)), strict=True):
-        parent[root(int(i))] = root(int(j))
-    found: dict[int, list[int]] = {}
-    for i in range(len(parent)):
-        found.setdefault(root(i), []).append(i)
-    return [g for g in found.values() if len(g) > 1]
+    found = {tuple(sorted({i, *np.nonzero(alike[i])[0].tolist()})) for i in range(len(alike))}
+    sets = [set(g) for g in found if len(g) > 1]
+    return sorted(sorted(g) for g in sets if not any(g < other for other in sets))
 
 
 def siblings(

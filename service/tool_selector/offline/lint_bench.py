@@ -17,15 +17,22 @@ the model (as the endpoint answers an embedded catalog), larger ones with the st
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 from threadpoolctl import threadpool_limits
 
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.lint import probes
 from tool_selector.lint.report import lint
+from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
     Dataset,
@@ -36,26 +43,43 @@ from tool_selector.offline.evaluation.dataset import (
 )
 from tool_selector.offline.lint_cli import lint_selector, read_catalog, render
 from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LintReport
+from tool_selector_client.wire import Tool
 
 _KINDS = ("unreachable", "name_only", "collision", "siblings", "no_description",
           "description_repeats_name", "undescribed_parameters", "description_too_long")  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Lint every set and write the reports and the summary table."""
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lint_bench", description=__doc__)
     p.add_argument("--out", type=Path, default=Path("reports/lint"))
     p.add_argument("--hybrid-max", type=int, default=600)
     p.add_argument("--bench-dir", type=Path, default=default_bench_dir())
     p.add_argument("--dataset", action="append", help="only these sets (repeatable)")
     p.add_argument("--confusions", metavar="NAME", help="R@1 losses vs sibling groups of NAME")
-    args = p.parse_args(argv)
+    p.add_argument(
+        "--search-text",
+        type=Path,
+        metavar="FILE",
+        help="JSON {tool: search text}: before/after table over the sets' tools",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Lint every set and write the reports and the summary table (or one of the pages)."""
+    args = _parser().parse_args(argv)
     settings = Settings.from_env(os.environ)
     threadpool_limits(limits=settings.blas_threads or 1, user_api="blas")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.search_text:
+        texts = json.loads(args.search_text.read_text(encoding="utf-8"))
+        page = search_text_page(texts, args.dataset or DATASETS, args.bench_dir, settings)
+        (args.out / "search-text.md").write_text(page, encoding="utf-8")
+        return 0
     if args.confusions:
         text = confusions_page(args.confusions, args.bench_dir, settings)
         (args.out / f"{args.confusions}-confusions.md").write_text(text, encoding="utf-8")
@@ -137,6 +161,50 @@ def confusions_page(name: str, bench_dir: Path, settings: Settings) -> str:
         same = gold in group_of and group_of.get(first) == group_of[gold]
         lines.append(f"| `{gold}` | `{first}` | {lost:g} | {'yes' if same else 'no'} |")
     return "\n".join(lines) + "\n"
+
+
+def search_text_page(
+    texts: dict[str, str], names: Sequence[str], bench_dir: Path, settings: Settings
+) -> str:
+    """Before/after table of the tools ``texts`` gives search-only text to: each one's finding
+    and own probes found (every probe asked), and the real queries that want it (R@5)."""
+    rows = ["| set | tool | before: finding, probes found | after | queries R@5 before / after |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    encoder = lint_selector("hybrid", settings).encoder
+    for name in names:
+        data = load_dataset(bench_dir, name)
+        mine = [t for t in data.tools if t.name in texts]
+        if not mine:
+            continue
+        after = [msgspec.structs.replace(t, search_text=texts.get(t.name)) for t in data.tools]
+        results = [_with(encoder, tools, data, set(texts)) for tools in (list(data.tools), after)]
+        for tool in mine:
+            (b, bq), (a, aq) = (r[tool.name] for r in results)
+            rows.append(f"| {name} | `{tool.name}` | {b} | {a} | {bq} / {aq} |")
+    return "\n".join(rows) + "\n"
+
+
+def _with(
+    encoder: Encoder | None, tools: list[Tool], data: Dataset, wanted: set[str]
+) -> dict[str, tuple[str, str]]:
+    """Per wanted tool: its finding and own probes found, and R@5 of the queries wanting it."""
+    selector = Selector(encoder=encoder, catalogs=CatalogStore(100_000),
+                        queries=BoundedLRU(50_000), embed_deadline=math.inf)  # fmt: skip
+    found = selector.entry(ToolSource.of(tools))
+    source, catalog = ToolSource(found.key, lambda: tools), found.entry.catalog
+    answered, _ = probes.answer(selector, source, catalog, probes.probes_of(catalog.texts),
+                                top_k=5, every=True)  # fmt: skip
+    findings = probes.unreachable(catalog.texts, answered)
+    out = {}
+    for name in wanted & {t.name for t in tools}:
+        kinds = [f.kind for f in findings if name in f.tools]
+        mine = [a.found for a in answered if a.tool_name == name]
+        asked = [q for q in data.queries if name in q.gold]
+        hits = sum(name in selector.select(Ask(pattern=q.text, tools=source)).ranking.names
+                   for q in asked)  # fmt: skip
+        finding = kinds[0] if kinds else "reached"
+        out[name] = (f"{finding}, {sum(mine)}/{len(mine)}", f"{hits}/{len(asked)}")
+    return out
 
 
 if __name__ == "__main__":
