@@ -56,13 +56,14 @@ class Tool(Struct, frozen=True):
     are ever looked at. ``search_text`` is search-only text: the ranker reads it with the
     description (BM25 and the embedded text), the model never sees it (it is not part of
     ``definition``), so an operator can make a tool findable without changing what the
-    model reads; absent, nothing changes (docs/catalog-lint.md).
+    model reads; absent (``UNSET``: never encoded, so a client's bytes and a catalog's
+    fingerprint are what they were), nothing changes (docs/catalog-lint.md).
     """
 
     name: ToolName
     description: str | None = None
     definition: dict[str, Any] | None = None
-    search_text: str | None = None
+    search_text: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class SearchRequest(Struct, frozen=True):
@@ -117,7 +118,7 @@ class CompressTool(Struct, frozen=True):
     description: str | None = None
     definition: dict[str, Any] | None = None
     parameters: dict[str, Any] | None = None
-    search_text: str | None = None
+    search_text: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class CompressRequest(Struct, frozen=True):

@@ -228,10 +228,11 @@ def _check_tools(tools: list[Tool], settings: Settings) -> None:
                 f"tools[{i}].description has {len(tool.description)} characters; "
                 f"the limit is {settings.max_description_chars}",
             )
-        if tool.search_text is not None and len(tool.search_text) > settings.max_description_chars:
+        text = tool.search_text
+        if isinstance(text, str) and len(text) > settings.max_description_chars:
             raise BadRequest(
                 "search_text_too_long",
-                f"tools[{i}].search_text has {len(tool.search_text)} characters; "
+                f"tools[{i}].search_text has {len(text)} characters; "
                 f"the limit is {settings.max_description_chars}",
             )
         if tool.definition is not None:

@@ -146,7 +146,7 @@ def _top_level(schema: dict[str, Any]) -> tuple[tuple[str, ...], int, int]:
 
 def _search_text(tool: Tool, fn: dict[str, Any]) -> str:
     """The tool's search-only text: the wire field, else the MCP ``_meta`` key, else ``""``."""
-    if tool.search_text:
+    if isinstance(tool.search_text, str) and tool.search_text.strip():
         return tool.search_text.strip()
     meta = fn.get("_meta")
     text = meta.get(SEARCH_TEXT_META) if isinstance(meta, dict) else None
