@@ -10,6 +10,7 @@
     └── RequestError             a request is refused; carries HTTP status and a machine code
         ├── BadRequest               400: malformed JSON, wrong types, limits exceeded
         ├── Unauthorized             401: missing or wrong credentials
+        ├── NotFound                 404: a catalog key the service does not hold
         ├── RequestTimeout           408: the body did not arrive in time
         ├── PayloadTooLarge          413: body over the size cap
         ├── UnsupportedMediaType     415: not application/json
@@ -67,6 +68,10 @@ class BadRequest(RequestError):
 
 class Unauthorized(RequestError):
     status = 401
+
+
+class NotFound(RequestError):
+    status = 404
 
 
 class RequestTimeout(RequestError):

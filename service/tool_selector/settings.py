@@ -143,6 +143,12 @@ class Settings:
     request_deadline_seconds: float = _setting(
         2.0, "Longest time to answer once the body is read (503 after).", 0.001
     )
+    lint_deadline_seconds: float = _setting(
+        60.0,
+        "Longest time to answer a catalog report (`POST /v1/catalog/lint`: every tool's own "
+        "probes are ranked) once the body is read (503 after).",
+        0.001,
+    )
     redis_url: str = _setting(
         "", "Redis URL of the shared embedding tier (e.g. `redis://redis:6379/0`); empty: off."
     )

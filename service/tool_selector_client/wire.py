@@ -69,12 +69,17 @@ class Tool(Struct, frozen=True, omit_defaults=True):
 
     ``definition`` is the caller's raw provider tool object (OpenAI Chat, OpenAI
     Responses, Anthropic, MCP or Gemini shape); only the parts the ranker reads
-    are ever looked at.
+    are ever looked at. ``search_text`` is search-only text: the ranker reads it with the
+    description (BM25 and the embedded text), the model never sees it (it is not part of
+    ``definition``), so an operator can make a tool findable without changing what the
+    model reads; absent (``UNSET``: never encoded, so a client's bytes and a catalog's
+    fingerprint are what they were), nothing changes (docs/catalog-lint.md).
     """
 
     name: ToolName
     description: str | None = None
     definition: dict[str, Any] | None = None
+    search_text: str | msgspec.UnsetType | None = msgspec.UNSET
     safe: bool | None = None
 
 
@@ -193,12 +198,14 @@ class CompressTool(Struct, frozen=True):
 
     ``parameters`` is a JSON schema, or (v0.4.2-v0.5.1) the whole raw provider tool object,
     e.g. Anthropic's ``{name, description, input_schema}``; tool text is read from either.
+    ``search_text``: search-only text, as ``Tool.search_text``.
     """
 
     name: ToolName
     description: str | None = None
     definition: dict[str, Any] | None = None
     parameters: dict[str, Any] | None = None
+    search_text: str | msgspec.UnsetType | None = msgspec.UNSET
     safe: bool | None = None
 
 

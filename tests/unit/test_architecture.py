@@ -1,8 +1,8 @@
 """The dependency arrows of STYLE.md and the rooms of the tree, enforced on the import graph.
 
-``http/`` is the edge (Litestar, granian, anyio, Prometheus); ``pipeline/``, ``ranking/`` and
-``embeddings/`` (the Redis adapter aside) are framework-free; ``offline/`` holds what does
-not serve. Nothing imports ``http/`` but the app factory's own room and the CLI.
+``http/`` is the edge (Litestar, granian, anyio, Prometheus); ``pipeline/``, ``ranking/``,
+``embeddings/`` (the Redis adapter aside) and ``lint/`` are framework-free; ``offline/`` holds
+what does not serve. Nothing imports ``http/`` but the app factory's own room and the CLI.
 """
 
 import ast
@@ -44,6 +44,7 @@ CORE = [
     for p in modules("tool_selector/pipeline")
     + modules("tool_selector/ranking")
     + modules("tool_selector/embeddings")
+    + modules("tool_selector/lint")
     if p.name != "redis_cache.py"
 ]
 

@@ -34,7 +34,8 @@ _MAX_WORDS = 100_000
 
 
 def static_text(tool: ToolText) -> str:
-    """What the static arm embeds of a tool: its name words (namespace first) and description.
+    """What the static arm embeds of a tool: its name words (namespace first), description and
+    search-only text (when it has one).
 
     Not the parameters the model's text adds: on `arcade` and the agent set that ranked
     better (R@5 83.9 vs 82.1 and 77.7 vs 76.4, fewer empty answers) at a third of the cost
@@ -42,7 +43,8 @@ def static_text(tool: ToolText) -> str:
     """
     words = " ".join(split_identifier(tool.bare_name))
     head = f"{tool.namespace} {words}".strip() if tool.namespace else words
-    return f"{head}. {tool.description}" if tool.description else head
+    parts = [head, *(p for p in (tool.description, tool.search_text) if p)]
+    return ". ".join(parts)
 
 
 def static_matrix(static: Encoder, tools: Sequence[ToolText]) -> FloatArray:

@@ -18,10 +18,13 @@ from litestar.exceptions import HTTPException
 from tool_selector.errors import RequestError, code_for_status
 from tool_selector.http.state import state_of
 from tool_selector.pipeline.contracts import is_compress_path
+from tool_selector_client.catalog_lint import LINT_PATH
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, CompressErrorBody, ErrorBody
 
 #: Every path a search is served on (the compress path with and without its slash).
 SEARCH_PATHS = frozenset({SEARCH_PATH, COMPRESS_PATH, COMPRESS_PATH.rstrip("/")})
+#: Every path the guard reads the body of: the searches and the catalog report.
+GUARDED_PATHS = SEARCH_PATHS | {LINT_PATH}
 JSON = "application/json"
 _ENCODER = msgspec.json.Encoder()
 

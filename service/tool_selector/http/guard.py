@@ -1,4 +1,5 @@
-"""ASGI middleware in front of the search endpoint: auth, body read, overload, deadline.
+"""ASGI middleware in front of the search endpoints and the catalog report: auth, body
+read, overload, deadline (the report's own: ``lint_deadline_seconds``).
 
 In order, before any handler code runs:
 
@@ -54,8 +55,9 @@ from tool_selector.errors import (
     Unauthorized,
 )
 from tool_selector.http.auth import KeyRing, tokens_from_headers
-from tool_selector.http.edge import SEARCH_PATHS, error_bytes
+from tool_selector.http.edge import GUARDED_PATHS, error_bytes
 from tool_selector.http.state import AppState
+from tool_selector_client.catalog_lint import LINT_PATH
 
 METRICS_PATH = "/metrics"
 
@@ -74,7 +76,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        if path in SEARCH_PATHS:
+        if path in GUARDED_PATHS:
             await self._search(scope, receive, send)
             return
         if path == METRICS_PATH and self.runtime.settings.auth_metrics:
@@ -120,13 +122,15 @@ class Guard:
                 started = started or message["type"] == "http.response.start"
                 await send(message)
 
-            with anyio.move_on_after(settings.request_deadline_seconds) as deadline:
+            seconds = (
+                settings.lint_deadline_seconds
+                if scope["path"] == LINT_PATH
+                else settings.request_deadline_seconds
+            )
+            with anyio.move_on_after(seconds) as deadline:
                 await self.app(scope, _replay(body, receive), tracking_send)
             if deadline.cancelled_caught and not started:
-                raise ServiceUnavailable(
-                    "deadline_exceeded",
-                    f"no answer within {settings.request_deadline_seconds:g} s",
-                )
+                raise ServiceUnavailable("deadline_exceeded", f"no answer within {seconds:g} s")
         finally:
             self.state.release()
 

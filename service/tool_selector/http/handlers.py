@@ -15,17 +15,21 @@ import msgspec
 from litestar import Request, Response, get, post
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from tool_selector.errors import UnsupportedMediaType
+from tool_selector.errors import BadRequest, UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
 from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.state import AppState, state_of
+from tool_selector.lint.report import render_text
+from tool_selector.lint.request import lint_body
 from tool_selector.logs import log_request
 from tool_selector.pipeline.ask import Ask
 from tool_selector.pipeline.contracts import Contract, Explained
 from tool_selector.pipeline.selector import Outcome
+from tool_selector_client.catalog_lint import LINT_PATH
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation, Removed
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
+TEXT = "text/plain; charset=utf-8"
 
 
 @post(SEARCH_PATH, status_code=200)
@@ -75,6 +79,25 @@ def _decode_and_select(
     contract, ask = runtime.decoder.decode(body, path)
     runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
     return contract, ask, runtime.selector.select(ask)
+
+
+@post(LINT_PATH, status_code=200)
+async def lint_catalog(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The catalog report (docs/catalog-lint.md) of a held catalog or of the sent tools, as
+    JSON, or as text with ``?format=text``."""
+    runtime = state_of(request)
+    started = time.perf_counter()
+    _require_json(request)
+    fmt = request.query_params.get("format", "json")
+    if fmt not in {"json", "text"}:
+        raise BadRequest("invalid_format", f"format must be json or text, got {fmt!r}")
+    body = await request.body()
+    report = await runtime.workers.run(
+        lambda _: lint_body(body, runtime.decoder, runtime.selector), started
+    )
+    if fmt == "text":
+        return Response(render_text(report).encode(), media_type=TEXT)
+    return Response(msgspec.json.encode(report), media_type=JSON)
 
 
 @get("/healthz")
@@ -135,6 +158,7 @@ def _record(
             "pattern": pattern,
             "pattern_chars": ask.pattern_chars,
             "tools": outcome.tools,
+            "catalog": outcome.catalog_key,
             "duplicates": outcome.duplicates,
             "top_k": ask.top_k,
             "selected": outcome.ranking.names,

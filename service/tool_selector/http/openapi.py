@@ -14,6 +14,7 @@ import yaml
 from tool_selector import __version__
 from tool_selector.http.handlers import RANKING_HEADER
 from tool_selector.settings import Settings
+from tool_selector_client.catalog_lint import LINT_PATH, LintReport, LintRequest
 from tool_selector_client.wire import (
     COMPRESS_PATH,
     SEARCH_PATH,
@@ -132,10 +133,42 @@ def _compress_operation() -> dict[str, Any]:
     return operation
 
 
+def _lint_operation() -> dict[str, Any]:
+    """The catalog report: the search operations' guard and errors, its own answer."""
+    operation = _search_operation(
+        "lintCatalog",
+        "Report why tools of a catalog are not found (docs/catalog-lint.md)",
+        request="LintRequest",
+        response="LintReport",
+        error="ErrorBody",
+        empty="",
+    )
+    ok = operation["responses"]["200"]
+    ok["description"] = "The findings, most urgent kind first, each with its fix."
+    del ok["headers"]
+    ok["content"]["text/plain"] = {"schema": {"type": "string"}}
+    operation["responses"]["404"] = _error("`unknown_catalog`: the key is not held; send tools.")
+    operation["parameters"] = [
+        {
+            "name": "format",
+            "in": "query",
+            "required": False,
+            "description": "`json` (default) or `text`.",
+            "schema": {"type": "string", "enum": ["json", "text"], "default": "json"},
+        }
+    ]
+    operation["description"] = (
+        "Send `catalog` (a key the service holds: the `catalog` field of the search log "
+        "line) or `tools` (as in a search request, same limits). Every tool's own probes are "
+        "ranked as searches are; the deadline is `lint_deadline_seconds`."
+    )
+    return operation
+
+
 def build_openapi(settings: Settings) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``settings`` (limits appear as schema bounds)."""
     wire = [SearchRequest, SearchResponse, ErrorBody]
-    wire += [CompressRequest, CompressResponse, CompressErrorBody]
+    wire += [CompressRequest, CompressResponse, CompressErrorBody, LintRequest, LintReport]
     _, components = msgspec.json.schema_components(wire, ref_template=_REF)
     _apply_limits(components, settings)
     search = _search_operation(
@@ -157,6 +190,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         "paths": {
             SEARCH_PATH: {"post": search},
             COMPRESS_PATH: {"post": _compress_operation()},
+            LINT_PATH: {"post": _lint_operation()},
             "/healthz": {
                 "get": {
                     "summary": "Liveness",
@@ -205,6 +239,7 @@ def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
         )
         tool["name"]["maxLength"] = settings.max_name_chars
         tool["description"]["anyOf"][0]["maxLength"] = settings.max_description_chars
+        tool["search_text"]["anyOf"][0]["maxLength"] = settings.max_description_chars
 
 
 def openapi_yaml(settings: Settings) -> str:

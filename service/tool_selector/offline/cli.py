@@ -1,4 +1,4 @@
-"""The ``tool-selector`` command: serve, export-openapi, settings, distill-static, ..."""
+"""The ``tool-selector`` command: serve, export-openapi, settings, eval, lint, ..."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tool_selector.errors import ConfigError
+from tool_selector.offline import lint_cli
 from tool_selector.offline.evaluation import cli as eval_cli
 from tool_selector.offline.security_cli import (
     add_probe_command,
@@ -38,9 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_probe_command(sub)
     _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
+    lint_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cli.run(args)
+    if args.command == "lint":
+        return lint_cli.run(args)
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError as exc:

@@ -303,3 +303,53 @@ def render(summary: dict[str, Any]) -> str:
         + "\n".join(sections)
         + "</body></html>\n"
     )
+
+
+def lint_section(report: Mapping[str, Any]) -> str:
+    """The catalog report (``tool-selector lint``) as one section: the probes' recall, the
+    findings by kind (a chart), and a table of every finding with its fix."""
+    recall = report["recall"]
+    kinds: dict[str, float] = {}
+    for finding in report["findings"]:
+        kinds[finding["kind"]] = kinds.get(finding["kind"], 0) + 1
+    rows = "".join(
+        f"<tr><td><code>{escape(f['kind'])}</code></td>"
+        f"<td>{''.join(f'<code>{escape(t)}</code> ' for t in f['tools']) or '(catalog)'}</td>"
+        f"<td>{escape(f['detail'])}{_instead(f)}</td><td>{escape(f['fix'])}</td></tr>"
+        for f in report["findings"]
+    )
+    summary = _kv_table(
+        [
+            ("tools", report["tools"]),
+            ("ranked by", report["ranking"]),
+            (f"own probes found in the top {report['top_k']}", recall["found"]),
+            ("own probes", recall["probes"]),
+            ("tools reached by a probe", recall["tools_reached"]),
+            ("findings", len(report["findings"])),
+        ]
+    )
+    chart_svg = _counts("Findings by kind", "kind", "findings", kinds) if kinds else ""
+    return (
+        f'<h2 id="lint">Catalog report <code>{escape(report["catalog"])}</code></h2>'
+        f'<div class="grid"><div>{summary}</div>{chart_svg}</div>'
+        "<table><tr><th>kind</th><th>tools</th><th>what</th><th>fix</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def _instead(finding: Mapping[str, Any]) -> str:
+    names = finding.get("displaced_by") or []
+    if not names:
+        return ""
+    return "<span class=desc>answered instead: " + ", ".join(escape(n) for n in names) + "</span>"
+
+
+def lint_page(report: Mapping[str, Any], title: str) -> str:
+    """A self-contained page holding ``lint_section`` for one catalog file."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>tool-selector lint: {escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>tool-selector lint</h1><p>catalog <code>{escape(title)}</code></p>"
+        + lint_section(report)
+        + "</body></html>\n"
+    )

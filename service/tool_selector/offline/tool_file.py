@@ -27,12 +27,15 @@ class ToolFileError(ValueError):
 
 
 def _unwrap(entry: Any) -> Any:
+    """The raw definition inside a wrapper; a wrapper's ``search_text`` (search-only text,
+    next to ``description``) goes along as a top-level key, which readers take off again."""
     if not isinstance(entry, Mapping):
         return entry
     for key in ("definition", "schema", "parameters"):
         inner = entry.get(key)
         if isinstance(inner, Mapping) and tool_name(inner) is not None:
-            return inner
+            extra = entry.get("search_text")
+            return inner if extra is None else {**inner, "search_text": extra}
     if "tool_name" in entry and "name" not in entry:
         return {"name": entry["tool_name"], "description": entry.get("description", "")}
     if isinstance(entry.get("definition"), Mapping) and "name" in entry:

@@ -125,7 +125,13 @@ def compress_tool(tool: CompressTool) -> Tool:
     if definition is None and tool.parameters is not None:
         params = tool.parameters
         definition = params if _PROVIDER_KEYS & params.keys() else {"parameters": params}
-    return Tool(name=tool.name, description=tool.description, definition=definition, safe=tool.safe)
+    return Tool(
+        name=tool.name,
+        description=tool.description,
+        definition=definition,
+        search_text=tool.search_text,
+        safe=tool.safe,
+    )
 
 
 SEARCH = Contract("search", SearchRequest, Tool, None, _search_answer, {})

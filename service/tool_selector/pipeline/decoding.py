@@ -122,6 +122,14 @@ class Decoder:
         )
         return found or cut_pattern(sent, budget)
 
+    def tool_source(self, raw: msgspec.Raw) -> ToolSource:
+        """Raw ``tools`` bytes of the search contract as a ``ToolSource``, named as a search
+        request's identical bytes are (so the catalog report finds the same catalog)."""
+        key = None
+        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
+            key = f"raw:{SEARCH.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
+        return ToolSource(key, partial(self._tools, SEARCH, raw))
+
     def _tools(self, contract: Contract, raw: msgspec.Raw) -> list[Tool]:
         """The raw tool bytes decoded, as the pipeline's ``Tool``, within the limits."""
         try:
@@ -247,6 +255,13 @@ def _check_tools(tools: list[Tool], settings: Settings) -> None:
             raise BadRequest(
                 "description_too_long",
                 f"tools[{i}].description has {len(tool.description)} characters; "
+                f"the limit is {settings.max_description_chars}",
+            )
+        text = tool.search_text
+        if isinstance(text, str) and len(text) > settings.max_description_chars:
+            raise BadRequest(
+                "search_text_too_long",
+                f"tools[{i}].search_text has {len(text)} characters; "
                 f"the limit is {settings.max_description_chars}",
             )
         if tool.definition is not None:

@@ -124,6 +124,8 @@ class Outcome:
     deferred: bool = False
     catalog: Catalog | None = None
     removed: dict[str, int] = field(default_factory=dict)
+    #: The key the catalog is stored under (logged: ``POST /v1/catalog/lint`` takes it).
+    catalog_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +260,7 @@ class Selector:
             deferred=dense.tools.deferred,
             catalog=catalog,
             removed={**filtered, **ranking.removed},
+            catalog_key=found.key,
         )
 
     def _limits(
@@ -329,6 +332,11 @@ class Selector:
             scores = cosine_scores(qvec, tools.matrix)
         params = self.multilingual_params
         return DenseArm(scores, params, "hybrid", tools, cached, tools.matrix, multilingual)
+
+    def entry(self, tools: ToolSource) -> Found:
+        """The catalog store's entry for ``tools``, found (or built) as ``select`` finds it
+        (``tool-selector lint`` reads the built catalog and its matrices from it)."""
+        return self.catalogs.find(tools, self._build)
 
     def _build(self, tools: list[Tool]) -> Catalog:
         return build_catalog(tools, self.weights)

@@ -35,11 +35,12 @@ class FieldWeights:
 
 
 def document_tokens(text: ToolText, weights: FieldWeights) -> list[str]:
-    """The BM25 document of one tool: its fields' words, each field repeated by weight."""
+    """The BM25 document of one tool: its fields' words, each field repeated by weight
+    (search-only text weighs as the description)."""
     return (
         text.name_tokens() * weights.name
         + text.namespace_tokens() * weights.namespace
-        + text.description_tokens() * weights.description
+        + (text.description_tokens() + text.search_tokens()) * weights.description
         + text.param_tokens() * weights.params
     )
 

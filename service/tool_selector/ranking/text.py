@@ -6,6 +6,11 @@ parameters}}``, OpenAI Responses ``{type, name, description, parameters}``, Anth
 Gemini function declarations (``parameters`` / ``parametersJsonSchema``, optionally
 wrapped in ``functionDeclarations``). Parameter names, descriptions and enum values
 are read from JSON schemas walked to a bounded depth.
+
+Search-only text (``Tool.search_text``, else the definition's MCP ``_meta`` key
+``SEARCH_TEXT_META``) joins the description in BM25 and in the embedded text; the model
+never sees it. Absent, every text is what it was (same BM25 documents, same embedded
+text, same embedding-cache keys).
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ _NESTED_KEYS = ("items", "additionalProperties")
 _VARIANT_KEYS = ("anyOf", "oneOf", "allOf")
 _MAX_SCHEMA_DEPTH = 6
 _MAX_PARAM_CHARS = 4000
+#: The MCP ``_meta`` key a definition may carry its search-only text under.
+SEARCH_TEXT_META = "tool-selector/search_text"
 
 
 class ToolText(msgspec.Struct, frozen=True, gc=False):
@@ -49,6 +56,12 @@ class ToolText(msgspec.Struct, frozen=True, gc=False):
     namespace: str
     description: str
     params: str
+    search_text: str = ""
+    #: Each required top-level parameter's description (its name's words when it has none).
+    required: tuple[str, ...] = ()
+    #: Top-level parameters, and how many of them have a description (``catalog lint``).
+    param_count: int = 0
+    described_params: int = 0
 
     def name_tokens(self) -> list[str]:
         return terms(self.bare_name)
@@ -62,6 +75,9 @@ class ToolText(msgspec.Struct, frozen=True, gc=False):
     def param_tokens(self) -> list[str]:
         return tokenize(self.params)
 
+    def search_tokens(self) -> list[str]:
+        return tokenize(self.search_text)
+
     def dense_text(self) -> str:
         """The text embedded for this tool (versioned by ``TEXT_FORMAT_VERSION``)."""
         words = " ".join(split_identifier(self.bare_name))
@@ -69,6 +85,8 @@ class ToolText(msgspec.Struct, frozen=True, gc=False):
         parts = [head]
         if self.description:
             parts.append(self.description)
+        if self.search_text:
+            parts.append(self.search_text)
         if self.params:
             parts.append(f"Parameters: {self.params}")
         return ". ".join(parts)
@@ -86,13 +104,46 @@ def tool_text(tool: Tool) -> ToolText:
     if schema is not None:
         _walk_schema(schema, params, depth=0)
     namespace, bare = split_namespace(tool.name)
+    required, count, described = _top_level(schema or {})
     return ToolText(
         name=tool.name,
         bare_name=bare,
         namespace=namespace,
         description=description.strip(),
         params=" ".join(params)[:_MAX_PARAM_CHARS],
+        search_text=_search_text(tool, fn),
+        required=required,
+        param_count=count,
+        described_params=described,
     )
+
+
+def _top_level(schema: dict[str, Any]) -> tuple[tuple[str, ...], int, int]:
+    """The required parameters' descriptions (else name words), the parameter count and how
+    many are described, of a schema's top-level ``properties``."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return (), 0, 0
+    needed = schema.get("required")
+    names = [n for n in needed if isinstance(n, str)] if isinstance(needed, list) else []
+    described = {
+        str(k): v["description"].strip()
+        for k, v in props.items()
+        if isinstance(v, dict)
+        and isinstance(v.get("description"), str)
+        and v["description"].strip()
+    }
+    required = tuple(described.get(n) or " ".join(split_identifier(n)) for n in names if n in props)
+    return required, len(props), len(described)
+
+
+def _search_text(tool: Tool, fn: dict[str, Any]) -> str:
+    """The tool's search-only text: the wire field, else the MCP ``_meta`` key, else ``""``."""
+    if isinstance(tool.search_text, str) and tool.search_text.strip():
+        return tool.search_text.strip()
+    meta = fn.get("_meta")
+    text = meta.get(SEARCH_TEXT_META) if isinstance(meta, dict) else None
+    return text.strip() if isinstance(text, str) else ""
 
 
 def _function_object(definition: dict[str, Any], name: str) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from tool_selector.errors import DatasetError
 from tool_selector_client.definitions import expand, to_wire
 from tool_selector_client.wire import Tool
@@ -136,11 +138,23 @@ def tools_of(row: Any) -> list[Tool]:
     if _PROVIDER_KEYS.isdisjoint(row):
         if not isinstance(row.get("name"), str) or not row["name"].strip():
             raise ValueError("tool has no name")
-        return [as_tool(row)]
+        return [_with_search_text(as_tool(row), row)]
     tools = [to_wire(d) for d in expand([row])]
     if not tools or any(t is None for t in tools):
         raise ValueError("tool has no usable name (any provider shape: name or function.name)")
-    return [t for t in tools if t is not None]
+    return [_with_search_text(t, row) for t in tools if t is not None]
+
+
+def _with_search_text(tool: Tool, row: Mapping[str, Any]) -> Tool:
+    """``tool`` with the line's ``search_text`` key (search-only text, next to the
+    description) on the wire field, kept out of ``definition``; unchanged without one."""
+    text = row.get("search_text")
+    if not isinstance(text, str) or not text.strip():
+        return tool
+    definition = None
+    if tool.definition is not None:
+        definition = {k: v for k, v in tool.definition.items() if k != "search_text"}
+    return msgspec.structs.replace(tool, definition=definition, search_text=text)
 
 
 def resolve(name: str, bench_dir: Path) -> tuple[str, Path]:

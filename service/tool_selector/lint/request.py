@@ -1,0 +1,80 @@
+"""A catalog report asked over HTTP: body bytes -> the catalog -> ``report.lint``.
+
+The body is ``LintRequest``: ``catalog``, a key the catalog store holds (the ``catalog``
+field of the search log line), or ``tools``, decoded and checked against the same limits
+as a search request's tools and named as identical search bytes are, so a list a proxy has
+sent is found, not rebuilt. The probes are ranked by a selector that shares everything
+with the serving one (catalogs, embedding caches, encoder, static arm, fusion, jobs, the
+embedding deadline) except the query-vector cache: the probes do not evict real queries.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from tool_selector.errors import DECODE_ERRORS, BadRequest, NotFound, bad_request
+from tool_selector.lint.report import lint
+from tool_selector.lru import BoundedLRU
+from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.decoding import Decoder
+from tool_selector.pipeline.selector import Selector
+from tool_selector_client.catalog_lint import LintReport
+from tool_selector_client.wire import Tool
+
+#: Probe query vectors one report keeps (a 1,000-tool catalog has about 3,500 probes).
+PROBE_VECTORS = 8192
+
+
+class _Head(msgspec.Struct, frozen=True):
+    catalog: str | None = None
+    tools: msgspec.Raw = msgspec.Raw()
+
+
+_HEAD = msgspec.json.Decoder(_Head)
+
+
+def probing(selector: Selector) -> Selector:
+    """A selector answering as ``selector`` does, with its own query-vector cache."""
+    return Selector(
+        encoder=selector.encoder,
+        cache=selector.cache,
+        params=selector.params,
+        weights=selector.weights,
+        catalogs=selector.catalogs,
+        queries=BoundedLRU(PROBE_VECTORS),
+        jobs=selector.jobs,
+        embed_deadline=selector.embed_deadline,
+        batch_size=selector.batch_size,
+        static=selector.static,
+        static_params=selector.static_params,
+        cross_params=selector.cross_params,
+    )
+
+
+def lint_body(body: bytes, decoder: Decoder, selector: Selector) -> LintReport:
+    """The report the body asks for; raises ``BadRequest`` / ``NotFound``."""
+    if not body.strip():
+        raise BadRequest("empty_body", "request body is empty; send a JSON object")
+    try:
+        head = _HEAD.decode(body)
+    except DECODE_ERRORS as exc:
+        raise bad_request(exc) from exc
+    if (head.catalog is None) == (not head.tools):
+        raise BadRequest("invalid_request", "send exactly one of `catalog` (a key) or `tools`")
+    return lint(probing(selector), _source(head, decoder, selector))
+
+
+def _source(head: _Head, decoder: Decoder, selector: Selector) -> ToolSource:
+    if head.catalog is None:
+        return decoder.tool_source(head.tools)
+    key = head.catalog
+    if selector.catalogs.get(key) is None:
+        raise NotFound(
+            "unknown_catalog",
+            f"catalog {key!r} is not held (evicted, or never sent); send its `tools` instead",
+        )
+
+    def evicted() -> list[Tool]:
+        raise NotFound("unknown_catalog", f"catalog {key!r} was evicted; send its `tools`")
+
+    return ToolSource(key, evicted)

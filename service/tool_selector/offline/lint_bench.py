@@ -1,0 +1,211 @@
+"""The catalog report of every eval catalog, into ``reports/lint/`` by one command::
+
+    python -m tool_selector.offline.lint_bench [--out reports/lint] [--hybrid-max 600]
+
+``--confusions NAME`` instead writes ``<NAME>-confusions.md``: the R@1 losses of the
+service's answer on the set's dev split, as (gold, answered first) pairs with their counts,
+and which of them a sibling group of the set's catalog report covers (docs/quality.md).
+
+For each of the seven sets (``../shared/bench`` and ``eval/agent``): ``<set>.txt``,
+``<set>.json`` and ``<set>.html`` (``tool-selector lint`` of its ``tools.jsonl``), and
+``README.md``, one row per set. Catalogs of at most ``--hybrid-max`` tools are ranked with
+the model (as the endpoint answers an embedded catalog), larger ones with the static arm
+(as it answers while embedding them: embedding thousands of tool texts takes minutes on
+2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+from threadpoolctl import threadpool_limits
+
+from tool_selector.embeddings.encoder import Encoder
+from tool_selector.lint import probes
+from tool_selector.lint.report import lint
+from tool_selector.lru import BoundedLRU
+from tool_selector.offline.evaluation.dataset import (
+    DATASETS,
+    Dataset,
+    default_bench_dir,
+    load_dataset,
+    pick_queries,
+    resolve,
+)
+from tool_selector.offline.lint_cli import lint_selector, read_catalog, render
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogStore
+from tool_selector.pipeline.selector import Selector
+from tool_selector.settings import Settings
+from tool_selector_client.catalog_lint import LintReport
+from tool_selector_client.wire import Tool
+
+_KINDS = ("unreachable", "name_only", "collision", "siblings", "no_description",
+          "description_repeats_name", "undescribed_parameters", "description_too_long")  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lint_bench", description=__doc__)
+    p.add_argument("--out", type=Path, default=Path("reports/lint"))
+    p.add_argument("--hybrid-max", type=int, default=600)
+    p.add_argument("--bench-dir", type=Path, default=default_bench_dir())
+    p.add_argument("--dataset", action="append", help="only these sets (repeatable)")
+    p.add_argument("--confusions", metavar="NAME", help="R@1 losses vs sibling groups of NAME")
+    p.add_argument(
+        "--search-text",
+        type=Path,
+        metavar="FILE",
+        help="JSON {tool: search text}: before/after table over the sets' tools",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Lint every set and write the reports and the summary table (or one of the pages)."""
+    args = _parser().parse_args(argv)
+    settings = Settings.from_env(os.environ)
+    threadpool_limits(limits=settings.blas_threads or 1, user_api="blas")
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.search_text:
+        texts = json.loads(args.search_text.read_text(encoding="utf-8"))
+        page = search_text_page(texts, args.dataset or DATASETS, args.bench_dir, settings)
+        (args.out / "search-text.md").write_text(page, encoding="utf-8")
+        return 0
+    if args.confusions:
+        text = confusions_page(args.confusions, args.bench_dir, settings)
+        (args.out / f"{args.confusions}-confusions.md").write_text(text, encoding="utf-8")
+        return 0
+    rows = []
+    for name in args.dataset or DATASETS:
+        _, folder = resolve(name, args.bench_dir)
+        tools = read_catalog(folder / "tools.jsonl")
+        ranking = "hybrid" if len(tools) <= args.hybrid_max else "static"
+        started = time.perf_counter()
+        report = lint(lint_selector(ranking, settings), ToolSource.of(tools))
+        seconds = time.perf_counter() - started
+        for fmt in ("txt", "json", "html"):
+            text = render(report, "text" if fmt == "txt" else fmt, f"{name}/tools.jsonl")
+            (args.out / f"{name}.{fmt}").write_text(text, encoding="utf-8")
+        rows.append(_row(name, report, seconds))
+        sys.stderr.write(f"{name}: {len(tools)} tools, {seconds:.0f} s\n")
+    (args.out / "README.md").write_text(_table(rows), encoding="utf-8")
+    return 0
+
+
+def _row(name: str, report: LintReport, seconds: float) -> list[str]:
+    kinds = [sum(f.kind == k for f in report.findings) for k in _KINDS]
+    r = report.recall
+    return [name, str(report.tools), report.ranking, f"{r.tools_reached}/{r.tools}",
+            *map(str, kinds), f"{seconds:.0f}"]  # fmt: skip
+
+
+def _table(rows: list[list[str]]) -> str:
+    head = ["set", "tools", "ranked", "reached", *_KINDS, "seconds"]
+    lines = [
+        "# Catalog reports of the eval sets",
+        "",
+        "Generated by `PYTHONPATH=service python -m tool_selector.offline.lint_bench` "
+        "(docs/catalog-lint.md). `reached`: tools one of whose own probes finds them; the "
+        "other columns count findings. Seconds are wall time on a shared 2-core machine.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def r1_losses(selector: Selector, data: Dataset) -> tuple[dict[tuple[str, str], float], int]:
+    """R@1 lost on the dev split per (gold, answered first) pair (``-``: an empty answer),
+    each query's loss ``1 - R@1`` shared among its gold names; and the dev queries with gold."""
+    losses: defaultdict[tuple[str, str], float] = defaultdict(float)
+    queries = [q for q in pick_queries(data.queries, "dev", None) if q.gold]
+    source = ToolSource.of(list(data.tools))
+    for q in queries:
+        names = selector.select(Ask(pattern=q.text, tools=source, top_k=5)).ranking.names
+        first = names[0] if names else "-"
+        if first not in q.gold:
+            for gold in q.gold:
+                losses[(gold, first)] += 1 / len(q.gold)
+    return dict(losses), len(queries)
+
+
+def confusions_page(name: str, bench_dir: Path, settings: Settings) -> str:
+    """The markdown table of ``name``'s R@1 losses and their coverage by sibling groups."""
+    data = load_dataset(bench_dir, name)
+    selector = lint_selector("hybrid", settings)
+    losses, queries = r1_losses(selector, data)
+    report = lint(selector, ToolSource.of(list(data.tools)))
+    groups = [set(f.tools) for f in report.findings if f.kind == "siblings"]
+
+    def same(pair: tuple[str, str]) -> bool:
+        return any(set(pair) <= group for group in groups)
+
+    total = sum(losses.values())
+    covered = sum(v for pair, v in losses.items() if same(pair))
+    lines = [f"R@1 losses of the service on {name} (dev: {queries} queries with gold, "
+             f"{total:.1f} lost = R@1 {100 * (1 - total / queries):.1f}); a pair is covered when "
+             f"one sibling group of the catalog report holds both: {covered:.1f} of "
+             f"{total:.1f} ({100 * covered / max(total, 1e-9):.0f}%).", "",
+             "| gold | answered first | lost | sibling group |", "|---|---|---|---|"]  # fmt: skip
+    for (gold, first), lost in sorted(losses.items(), key=lambda kv: (-kv[1], kv[0])):
+        held = "yes" if same((gold, first)) else "no"
+        lines.append(f"| `{gold}` | `{first}` | {lost:g} | {held} |")
+    return "\n".join(lines) + "\n"
+
+
+def search_text_page(
+    texts: dict[str, str], names: Sequence[str], bench_dir: Path, settings: Settings
+) -> str:
+    """Before/after table of the tools ``texts`` gives search-only text to: each one's finding
+    and own probes found (every probe asked), and the real queries that want it (R@5)."""
+    rows = ["| set | tool | before: finding, probes found | after | queries R@5 before / after |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    encoder = lint_selector("hybrid", settings).encoder
+    for name in names:
+        data = load_dataset(bench_dir, name)
+        mine = [t for t in data.tools if t.name in texts]
+        if not mine:
+            continue
+        after = [msgspec.structs.replace(t, search_text=texts.get(t.name)) for t in data.tools]
+        results = [_with(encoder, tools, data, set(texts)) for tools in (list(data.tools), after)]
+        for tool in mine:
+            (b, bq), (a, aq) = (r[tool.name] for r in results)
+            rows.append(f"| {name} | `{tool.name}` | {b} | {a} | {bq} / {aq} |")
+    return "\n".join(rows) + "\n"
+
+
+def _with(
+    encoder: Encoder | None, tools: list[Tool], data: Dataset, wanted: set[str]
+) -> dict[str, tuple[str, str]]:
+    """Per wanted tool: its finding and own probes found, and R@5 of the queries wanting it."""
+    selector = Selector(encoder=encoder, catalogs=CatalogStore(100_000),
+                        queries=BoundedLRU(50_000), embed_deadline=math.inf)  # fmt: skip
+    found = selector.entry(ToolSource.of(tools))
+    source, catalog = ToolSource(found.key, lambda: tools), found.entry.catalog
+    answered, _ = probes.answer(selector, source, catalog, probes.probes_of(catalog.texts),
+                                top_k=5, every=True)  # fmt: skip
+    findings = probes.unreachable(catalog.texts, answered)
+    out = {}
+    for name in wanted & {t.name for t in tools}:
+        kinds = [f.kind for f in findings if name in f.tools]
+        mine = [a.found for a in answered if a.tool_name == name]
+        asked = [q for q in data.queries if name in q.gold]
+        hits = sum(name in selector.select(Ask(pattern=q.text, tools=source)).ranking.names
+                   for q in asked)  # fmt: skip
+        finding = kinds[0] if kinds else "reached"
+        out[name] = (f"{finding}, {sum(mine)}/{len(mine)}", f"{hits}/{len(asked)}")
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""The catalog report's wire types: ``POST /v1/catalog/lint`` (``LINT_PATH``).
+
+``LintRequest`` names a catalog the service has seen by its key (``catalog``, as the search
+log line reports it) or sends its tools (``tools``, the search contract's ``Tool`` objects);
+the answer is a ``LintReport`` (JSON) or its text rendering (``?format=text``). Each
+``Finding`` has a ``kind``, the ``tools`` it is about, what was found (``detail``) and what
+to do about it (``fix``); docs/catalog-lint.md says what each kind means.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+from msgspec import Struct
+
+from tool_selector_client.wire import Tool
+
+__all__ = ["LINT_PATH", "Finding", "FindingKind", "LintReport", "LintRequest", "ProbeRecall"]
+
+#: The catalog report's path.
+LINT_PATH = "/v1/catalog/lint"
+
+FindingKind = Literal[
+    "unreachable",
+    "name_only",
+    "siblings",
+    "collision",
+    "no_description",
+    "description_repeats_name",
+    "undescribed_parameters",
+    "description_too_long",
+    "too_many_tools",
+]
+
+
+class LintRequest(Struct, frozen=True):
+    """A catalog to report on: ``catalog`` (a key the service holds) or ``tools``."""
+
+    catalog: str | None = None
+    tools: list[Tool] | None = None
+
+
+class Finding(Struct, frozen=True, omit_defaults=True):
+    """One thing an operator can fix in a catalog.
+
+    ``displaced_by``: the tools answered in its place (``unreachable``). ``apart``: per tool,
+    the words only it has among its group (``siblings``, ``unreachable``; empty: none).
+    ``dense`` / ``bm25``: the group's least pairwise similarity (``siblings``).
+    """
+
+    kind: FindingKind
+    tools: list[str]
+    detail: str
+    fix: str
+    displaced_by: list[str] = msgspec.field(default_factory=list)
+    apart: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    dense: float | None = None
+    bm25: float | None = None
+
+
+class ProbeRecall(Struct, frozen=True):
+    """How many of a catalog's own probe queries found their tool in the top ``top_k``."""
+
+    probes: int
+    found: int
+    tools: int
+    tools_reached: int
+
+
+class LintReport(Struct, frozen=True, kw_only=True):
+    """The report on one catalog: its key, size, which ranker answered the probes, the
+    probes' recall and the findings, most urgent kind first."""
+
+    catalog: str
+    tools: int
+    ranking: str
+    top_k: int
+    recall: ProbeRecall
+    findings: list[Finding]
+    seconds: float = 0.0
