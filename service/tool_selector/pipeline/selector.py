@@ -225,8 +225,7 @@ class Selector:
         """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
         ``SearchRequest`` is ranked as ``Ask.of`` it)."""
         ask = request if isinstance(request, Ask) else Ask.of(request)
-        started = time.perf_counter()
-        timings: dict[str, float] = {}
+        started, timings = time.perf_counter(), dict[str, float]()
         with _timed(timings, "catalog"):
             found = self.catalogs.find(ask.tools, self._build)
         catalog = found.entry.catalog
