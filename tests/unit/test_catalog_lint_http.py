@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 
 from tool_selector.http.app import create_app
 from tool_selector.offline.cli import main
+from tool_selector.offline.lint_cli import AUTO_HYBRID_TOOLS, chosen_ranking
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH
 
@@ -97,3 +98,19 @@ def test_the_cli_writes_each_format(tmp_path: Path, fmt: str) -> None:
     argv = ["lint", "--catalog", str(catalog), "--ranking", "lexical", "--format", fmt]
     assert main([*argv, "-o", str(out)]) == 0
     assert "b__search" in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("asked", "tools", "used"),
+    [
+        ("auto", 300, "hybrid"),
+        ("auto", AUTO_HYBRID_TOOLS + 1, "static"),
+        ("hybrid", 4000, "hybrid"),
+        ("lexical", 10, "lexical"),
+    ],
+    ids=["auto-small", "auto-large", "asked-hybrid", "asked-lexical"],
+)
+def test_auto_ranking_lints_large_catalogs_with_the_static_arm(
+    asked: str, tools: int, used: str
+) -> None:
+    assert chosen_ranking(asked, tools) == used
