@@ -131,7 +131,7 @@ def test_no_filters_object_keeps_unsafe_tools() -> None:
     ids=["no-cap", "skip-big-keep-better", "oversized-first", "count-cap", "alone-too-big"],
 )
 def test_budget_walk(sizes: list[int], count: int, max_bytes: int | None, taken: list[int]) -> None:
-    got, _ = fit_budget(range(len(sizes)), np.array(sizes), count, max_bytes)
+    got = fit_budget(range(len(sizes)), np.array(sizes), count, max_bytes)
     assert got == taken
 
 

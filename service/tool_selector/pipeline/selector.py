@@ -491,7 +491,10 @@ class Selector:
             index = catalog.index
             said = index.scores(terms) if text else None
             near = index.scores(words) if recent else None
-            seen = [index.idf_coverage(terms) if text else None, index.idf_coverage(words)]
+            seen = [
+                index.idf_coverage(terms) if text else None,
+                index.idf_coverage(words) if recent else None,
+            ]
         else:
             cos = cosine_scores(self._query_vector(encoder, text)[0], matrix) if text else None
             said = None

@@ -75,19 +75,18 @@ def _matching(matcher: re.Pattern[str] | None, names: Iterable[tuple[str, str]])
 
 def fit_budget(
     candidates: Iterable[int], size: npt.NDArray[np.int64], count: int, max_bytes: int | None
-) -> tuple[list[int], int]:
+) -> list[int]:
     """``candidates`` (best first) taken while fewer than ``count`` are taken, skipping each
-    one whose size would take the total over ``max_bytes``; and how many were skipped for
-    bytes before the count was full. A tool larger than the whole budget is never taken."""
+    one whose size would take the total over ``max_bytes``. A tool larger than the whole
+    budget is never taken."""
     taken: list[int] = []
-    total, skipped = 0, 0
+    total = 0
     for i in candidates:
         if len(taken) >= count:
             break
         cost = int(size[i])
         if max_bytes is not None and total + cost > max_bytes:
-            skipped += 1
             continue
         taken.append(i)
         total += cost
-    return taken, skipped
+    return taken

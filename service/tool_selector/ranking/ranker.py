@@ -224,13 +224,13 @@ def _cut(
     """The answer's tools from ``kept`` (always taken first) then ``ranked`` (best first),
     within ``top_k`` and the limits, and how many tools ``min_score`` and the budget left
     out of what ``top_k`` alone would have answered."""
-    if limits.min_score is None and limits.max_tools is None and limits.max_bytes is None:
-        return kept + ranked[: top_k - len(kept)], {}
     plain = kept + ranked[: top_k - len(kept)]
+    if limits.min_score is None and limits.max_tools is None and limits.max_bytes is None:
+        return plain, {}
     floor = limits.min_score
     sure = ranked if floor is None else [i for i in ranked if score[i] >= floor]
     count = top_k if limits.max_tools is None else min(top_k, limits.max_tools)
-    chosen, _ = fit_budget(kept + sure, size, count, limits.max_bytes)
+    chosen = fit_budget(kept + sure, size, count, limits.max_bytes)
     unsure = set(plain) - set(kept + sure)
     return chosen, {
         "min_score": len(unsure),
