@@ -304,6 +304,8 @@ def run(args: argparse.Namespace, find_request: bool) -> list[Outcome]:
         # a slow answer is measured, not refused (the proxy's own timeout is 5-10 s)
         "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "30",
     }
+    if args.no_query_cache:  # every message pays its own embedding, as a new one does
+        env["TOOL_SELECTOR_QUERY_CACHE_SIZE"] = "0"
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as tmp:
         service = start_service(Path(tmp), env)
@@ -402,6 +404,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--find-request", choices=["on", "off", "both"], default="both")
     parser.add_argument("--huge", type=int, default=0, help="1 MB messages per data set")
     parser.add_argument("--misses", action="store_true", help="print the requests missed at 25")
+    parser.add_argument(
+        "--no-query-cache",
+        action="store_true",
+        help="serve with TOOL_SELECTOR_QUERY_CACHE_SIZE=0 (every pattern embedded)",
+    )
     args = parser.parse_args(argv)
     print(
         "command: PYTHONPATH=service:. python -m loadtests.long_messages "

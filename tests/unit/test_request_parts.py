@@ -6,9 +6,11 @@ from hypothesis import strategies as st
 
 from tool_selector.pipeline.decoding import Decoder, cut_pattern
 from tool_selector.ranking.request_parts import (
+    PROSE_CHARS,
     REQUEST_CHARS,
     REQUEST_SCORE,
     parts,
+    prose_pattern,
     request_pattern,
     request_score,
 )
@@ -117,6 +119,58 @@ def test_a_message_with_no_request_gives_none_and_the_decoder_cuts_it() -> None:
     assert request_pattern(PASTE, REQUEST_CHARS) is None
     decoded = Decoder(Settings())._pattern(PASTE)
     assert decoded == cut_pattern(PASTE, Settings().max_pattern_chars)
+
+
+STATEMENT = "Refund payment pi_3Nq8 in Stripe, the customer was charged twice"
+FRAMING = "This is what the server printed:"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f"{STATEMENT}\n\n{PY_TRACE * 20}",
+        f"{FRAMING}\n\n{JAVA_TRACE * 20}\n{STATEMENT}",
+        f"{FRAMING}\n{PY_TRACE * 10}\n{STATEMENT}\n{JAVA_TRACE * 10}",
+    ],
+    ids=["start", "end", "middle-of-machine-text"],
+)
+def test_with_no_request_part_the_senders_own_words_are_ranked(message: str) -> None:
+    assert request_pattern(message, REQUEST_CHARS) is None  # nothing here asks
+    found = Decoder(Settings())._pattern(message)
+    assert STATEMENT in found
+    assert "Traceback" not in found
+    assert "at com.acme" not in found
+    assert len(found) <= PROSE_CHARS
+
+
+def test_prose_too_long_for_the_budget_gives_its_first_and_last_parts() -> None:
+    middle = [f"The {w} team reviewed the {w} report on Tuesday." for w in ("red", "blue")]
+    prose = [STATEMENT, *middle, "Thanks a lot for the help with all of this today."]
+    message = f"\n{PY_TRACE * 5}\n".join(prose)
+    assert prose_pattern(message, 1000) == " ".join(prose)
+    edges = prose_pattern(message, 120)
+    assert edges == f"{STATEMENT} {prose[-1]}"
+    cut = prose_pattern(message, 60)
+    assert cut is not None
+    assert len(cut) <= 60
+    assert cut.startswith("Refund payment")
+    assert "reviewed" not in cut
+
+
+def test_a_message_without_prose_keeps_the_positional_cut() -> None:
+    machine = "\n\n".join([PY_TRACE * 20, JSON * 10, CSV * 10, BASE64])
+    assert prose_pattern(machine, PROSE_CHARS) is None
+    assert Decoder(Settings())._pattern(machine) == cut_pattern(machine, 2000)
+
+
+@given(st.text(min_size=1, max_size=3000), st.integers(1, 1200))
+def test_the_prose_pattern_fits_its_budget_and_comes_from_the_message(
+    text: str, budget: int
+) -> None:
+    found = prose_pattern(text, budget)
+    if found is not None:
+        assert 0 < len(found) <= budget
+        assert all(word in text for word in found.split())
 
 
 def test_a_pattern_within_the_budget_is_ranked_exactly_as_sent() -> None:

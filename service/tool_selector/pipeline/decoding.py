@@ -15,8 +15,10 @@ decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the sear
 contract's (a second scan, for that release only). A pattern longer than
 ``max_pattern_chars`` is never refused: one proxy line sends the user's whole last message,
 and a real message is never bad input. It is ranked on its request parts, the lines and
-sentences written to the assistant (``ranking.request_parts``), or, when it has none (or
-``find_request`` is off), cut to its head and tail (``cut_pattern``).
+sentences written to the assistant (``ranking.request_parts``); when it has none, on its
+own prose (its first and last prose parts around the paste, ``prose_pattern``); when it
+has no prose either (or ``find_request`` is off), cut to its head and tail
+(``cut_pattern``).
 
 Decoding is strict (msgspec, no lax coercion: ``"top_k": "2"`` is an error); foreign decode
 errors become ``BadRequest`` through the one table in ``tool_selector.errors``. Known
@@ -36,7 +38,12 @@ import msgspec
 from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
-from tool_selector.ranking.request_parts import REQUEST_CHARS, request_pattern
+from tool_selector.ranking.request_parts import (
+    PROSE_CHARS,
+    REQUEST_CHARS,
+    prose_pattern,
+    request_pattern,
+)
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Context, Tool
 
@@ -110,16 +117,17 @@ class Decoder:
         return contract, ask
 
     def _pattern(self, sent: str) -> str:
-        """``sent`` as ranked: itself when it fits the budget; else its request parts
-        (``request_pattern``) when it has some and finding them is on; else cut."""
+        """``sent`` as ranked: itself when it fits the budget; else, when finding the
+        request is on, its request parts (``request_pattern``) or else its own prose
+        (``prose_pattern``); else (or when it has neither) cut."""
         budget = self._settings.max_pattern_chars
         if len(sent) <= budget:
             return sent
-        found = (
-            request_pattern(sent, min(budget, REQUEST_CHARS))
-            if self._settings.find_request
-            else None
-        )
+        found = None
+        if self._settings.find_request:
+            found = request_pattern(sent, min(budget, REQUEST_CHARS)) or prose_pattern(
+                sent, min(budget, PROSE_CHARS)
+            )
         return found or cut_pattern(sent, budget)
 
     def tool_source(self, raw: msgspec.Raw) -> ToolSource:

@@ -25,10 +25,14 @@ Reading a part, in two steps:
   steps with, "run", "set", "see", "use", +1); the first or second person (+1). The way
   documentation speaks to its reader, "you can", "if you", "make sure", -2; inline code -1.
 
-A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has none, the
-caller keeps its positional cut (``None`` here). The pasted parts are not ranked at all:
-they are what the request refers to, not the need, and ranked they pull the answer towards
-log- or document-flavoured tools.
+A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has none, its
+own words stand in (``prose_pattern``): every prose part when together they fit
+``PROSE_CHARS``, else the first and the last, the words the sender wrote before and after
+the paste (a request nothing here reads as one, "Refund payment pi_3Nq8 in Stripe", sits
+there). Only a message with no prose at all keeps the caller's positional cut (``None``
+here), whose windows of pasted text cost the embedding model five times as much. The
+pasted parts are not ranked at all: they are what the request refers to, not the need, and
+ranked they pull the answer towards log- or document-flavoured tools.
 
 Bounded work: one regular-expression scan of the whole message finds the lines that are not
 machine text by their start (in C, not a Python loop over every line); only those are read
@@ -48,6 +52,9 @@ from dataclasses import dataclass
 
 #: Most characters of request parts ranked: what the model reads at once (one window).
 REQUEST_CHARS = 1000
+#: Most characters of the message's own words ranked when no part reads as a request
+#: (``prose_pattern``): one short window, not the positional cut's five.
+PROSE_CHARS = 600
 #: A part scoring this much or more was written to the assistant.
 REQUEST_SCORE = 2
 #: A longer sentence is never read as a request (a blob, minified code, a dump).
@@ -237,9 +244,7 @@ def request_score(sentence: str) -> int:
     if len(_CJK.findall(sentence, 0, _HEAD)) >= CJK_CHARS:  # unsegmented: no words to read
         return 2 * REQUEST_SCORE if _CJK_ASKING.search(sentence) else 0
     words = sentence.split()
-    if not 2 <= len(words) <= 120:
-        return 0
-    if sum(1 for w in words if _PLAIN.fullmatch(w)) < MIN_PLAIN_SHARE * len(words):
+    if not _plain(words):
         return 0
     starts = _starts(sentence)
     closed = sentence.rstrip("\"')\u201d\u2019 ").endswith("?")
@@ -250,6 +255,13 @@ def request_score(sentence: str) -> int:
     score += 1 if _PERSON.search(sentence) else 0
     score -= 2 if _MANUAL.search(sentence) else 0
     return score - (1 if "`" in sentence else 0)
+
+
+def _plain(words: list[str]) -> bool:
+    """Whether a sentence's words read as prose: 2-120 of them, mostly plain words."""
+    if not 2 <= len(words) <= 120:
+        return False
+    return sum(1 for w in words if _PLAIN.fullmatch(w)) >= MIN_PLAIN_SHARE * len(words)
 
 
 def _starts(sentence: str) -> list[str]:
@@ -300,3 +312,37 @@ def request_pattern(text: str, budget: int) -> str | None:
         best = min(scored, key=lambda p: (-p.score, p.start))
         return best.text[:budget].strip() or None
     return " ".join(p.text for p in sorted(kept, key=lambda p: p.start))
+
+
+def prose_pattern(text: str, budget: int) -> str | None:
+    """When no part reads as a request (``request_pattern`` gave ``None``): the message's
+    prose parts (plain words, or a CJK sentence) in message order when together they fit
+    ``budget``; else its first and last ones, the longer cut at a word to what is left
+    (each at least half); ``None`` when it has no prose at all."""
+    prose = [p.text for p in parts(text) if _prose(p.text)]
+    if not prose:
+        return None
+    joined = " ".join(prose)
+    if len(joined) <= budget:
+        return joined
+    if len(prose) == 1:
+        return _cut_at_word(joined, budget) or None
+    first, last = prose[0], prose[-1]
+    room = max(budget - 1, 0)
+    last = _cut_at_word(last, max(room // 2, room - len(first)))
+    first = _cut_at_word(first, room - len(last))
+    return " ".join(p for p in (first, last) if p) or None
+
+
+def _prose(part: str) -> bool:
+    return len(_CJK.findall(part, 0, _HEAD)) >= CJK_CHARS or _plain(part.split())
+
+
+def _cut_at_word(text: str, size: int) -> str:
+    """``text`` itself when it fits ``size``, else its start without the word the cut splits."""
+    if len(text) <= size:
+        return text
+    if size <= 0:
+        return ""
+    head = text[:size]
+    return head.rsplit(None, 1)[0] if text[size] != " " and " " in head else head
