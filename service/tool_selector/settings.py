@@ -236,6 +236,12 @@ class Settings:
         "the English model's cosines; English requests never reach it. About 125 MB of RSS and "
         "3-6 s of loading before the replica is ready; off with `ENCODER=none`.",
     )
+    glossary: bool = _setting(
+        True,
+        "Gloss a request read as not English with the English words of the tools' vocabulary "
+        "it names (`ranking/glossary.tsv`: 920 words in Chinese, Japanese, Spanish and "
+        "German), so BM25 and the English model read them too. English requests never reach it.",
+    )
     encoder_batch_threads: int = _setting(
         1,
         "Threads the `onnx-int8` encoder uses for batches of 16+ texts (background embedding "

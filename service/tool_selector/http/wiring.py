@@ -20,6 +20,7 @@ from tool_selector.metrics import Metrics
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.glossary import default_glossary
 from tool_selector.settings import Settings
 
 
@@ -47,6 +48,7 @@ def build_selector(
         jobs=jobs,
         embed_deadline=settings.embed_deadline_ms / 1000,
         batch_size=settings.embed_batch_size,
+        glossary=default_glossary() if settings.glossary else None,
     )
 
 

@@ -6,11 +6,13 @@ or cache tiers, or encoded within the deadline, else embedded in the background)
 vector (LRU) -> cosine -> fusion -> ranked names. While the full model has no matrix for the
 catalog, the static arm (a table lookup per token, ``embeddings/static.py``) gives the dense
 scores, fused with the static arm's own parameters (path ``static``); without it the answer
-is BM25 alone. A pattern written in another language (``ranking/language.py``) also gets the
-multilingual arm's cosines (``embeddings/multilingual.py``) in place of the English model's,
-its tool vectors cached like the model's, its lexical half damped (``multilingual_params_of``);
-English patterns never reach it. Synchronous and framework-free: the HTTP layer runs it in a
-worker thread.
+is BM25 alone. A pattern written in another language (``ranking/language.py``) is followed
+by the English words of its gloss (``ranking/glossary.py``) for BM25 and the name rule, and
+gets the multilingual arm's cosines (``embeddings/multilingual.py``) of the pattern as sent,
+blended with the English model's cosines of the gloss (``GLOSS_MODEL_SHARE``), in place of
+the English model's cosines; its tool vectors are cached like the model's, its lexical half
+damped (``multilingual_params_of``). English patterns never reach either. Synchronous and
+framework-free: the HTTP layer runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from tool_selector.ranking.context import (
 from tool_selector.ranking.controls import BoolArray, allowed
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, standardise
+from tool_selector.ranking.glossary import Glossary
 from tool_selector.ranking.language import reads_foreign
 from tool_selector.ranking.ranker import NO_LIMITS, Limits, Query, Ranking, rank
 from tool_selector_client.wire import Context, Filters, SearchRequest, Tool
@@ -87,8 +90,12 @@ CROSS_PARAMS = FusionParams(
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
 #: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
 DEFAULT_BATCH = 16
-#: How much of the lexical half a non-English pattern keeps (``multilingual_params_of``).
-MULTILINGUAL_LEXICAL = 0.25
+#: How much of the lexical half a non-English pattern keeps (``multilingual_params_of``):
+#: its own words and its gloss's (dev half of ``eval/multilingual``, docs/quality.md).
+MULTILINGUAL_LEXICAL = 0.5
+#: Share of the English model's cosines of a non-English pattern's gloss in its dense score
+#: (the rest: the multilingual arm's cosines of the pattern as sent).
+GLOSS_MODEL_SHARE = 0.2
 
 
 def multilingual_params_of(
@@ -126,6 +133,16 @@ class Outcome:
     removed: dict[str, int] = field(default_factory=dict)
     #: The key the catalog is stored under (logged: ``POST /v1/catalog/lint`` takes it).
     catalog_key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A request's pattern as sent (``text``), as its words are ranked (``words``: with the
+    English gloss of a non-English pattern), and whether it reads as not English."""
+
+    text: str
+    words: str
+    foreign: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +216,7 @@ class Selector:
         context_weights: ContextWeights | None = None,
         multilingual: Encoder | None = None,
         multilingual_params: FusionParams | None = None,
+        glossary: Glossary | None = None,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -215,11 +233,8 @@ class Selector:
         self.cross_params = cross_params
         self.context_weights = ContextWeights() if context_weights is None else context_weights
         self.multilingual = multilingual
-        self.multilingual_params = (
-            multilingual_params_of(self.params)
-            if multilingual_params is None
-            else multilingual_params
-        )
+        self.multilingual_params = multilingual_params or multilingual_params_of(self.params)
+        self.glossary, self.gloss_share = glossary, GLOSS_MODEL_SHARE
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
@@ -230,9 +245,9 @@ class Selector:
             found = self.catalogs.find(ask.tools, self._build)
         catalog = found.entry.catalog
         with _timed(timings, "lexical"):
-            query = Query.parse(ask.pattern)
+            query = Query.parse((sent := self._glossed(ask.pattern)).words)
             bm25 = catalog.index.scores(query.terms)
-        dense = self._dense_arm(found, ask.pattern, started, timings)
+        dense = self._dense_arm(found, sent, started, timings)
         with _timed(timings, "fuse"):
             limits, filtered = self._limits(ask, found.entry, dense)
             ranking = rank(
@@ -290,14 +305,25 @@ class Selector:
             min_score=ask.min_score,
         ), filtered
 
+    def _glossed(self, pattern: str) -> Pattern:
+        """The pattern as its words are ranked, and whether it reads as not English: a
+        non-English pattern followed by the English words of its gloss (``glossary``), which
+        BM25, the exact-name rule and (without the multilingual arm) the model read."""
+        if (self.multilingual is None and self.glossary is None) or not reads_foreign(pattern):
+            return Pattern(pattern, pattern)
+        words = self.glossary.gloss(pattern) if self.glossary is not None else []
+        return Pattern(pattern, f"{pattern} {' '.join(words)}" if words else pattern, True)
+
     def _dense_arm(
-        self, found: Found, pattern: str, started: float, timings: dict[str, float]
+        self, found: Found, sent: Pattern, started: float, timings: dict[str, float]
     ) -> DenseArm:
         """The full model's cosines when the catalog's matrix is at hand (``hybrid``), else
-        the static arm's (``static``), else none (``lexical``)."""
-        foreign = self._foreign_arm(found, pattern, started, timings)
+        the static arm's (``static``), else none (``lexical``); for a pattern that reads as
+        not English, the multilingual arm's first (``_foreign_arm``)."""
+        foreign = self._foreign_arm(found, sent, started, timings) if sent.foreign else None
         if foreign is not None:
             return foreign
+        pattern = sent.words
         encoder, tools = self.encoder, ToolMatrix()
         if encoder is not None and len(found.entry.catalog):
             with _timed(timings, "embed"):
@@ -314,23 +340,42 @@ class Selector:
         return DenseArm(None, self.params, "lexical", tools)
 
     def _foreign_arm(
-        self, found: Found, pattern: str, started: float, timings: dict[str, float]
+        self, found: Found, sent: Pattern, started: float, timings: dict[str, float]
     ) -> DenseArm | None:
         """For a pattern that is not English (``reads_foreign``), the multilingual arm's
         cosines over its tool vectors (of ``static_text``) fused with ``multilingual_params``,
         once those vectors are at hand (same deadline and jobs as the model's); else none."""
         multilingual = self.multilingual
-        if multilingual is None or not len(found.entry.catalog) or not reads_foreign(pattern):
+        if multilingual is None or not len(found.entry.catalog):
             return None
         with _timed(timings, "multilingual"):
             found.entry.read_as(multilingual.model_id, static_text)
             tools = self._tool_matrix(multilingual, found, started)
             if tools.matrix is None:
                 return None
-            qvec, cached = self._query_vector(multilingual, pattern)
+            qvec, cached = self._query_vector(multilingual, sent.text)
             scores = cosine_scores(qvec, tools.matrix)
+            scores = self._with_gloss_cosines(found, sent, scores, started)
         params = self.multilingual_params
         return DenseArm(scores, params, "hybrid", tools, cached, tools.matrix, multilingual)
+
+    def _with_gloss_cosines(
+        self, found: Found, sent: Pattern, scores: FloatArray, started: float
+    ) -> FloatArray:
+        """``scores`` blended with the English model's cosines of the gloss alone
+        (``gloss_share`` of them) when the pattern has a gloss and the model's matrix is at
+        hand."""
+        encoder, gloss = self.encoder, sent.words[len(sent.text) :].strip()
+        if not self.gloss_share or encoder is None or not gloss:
+            return scores
+        english = self._tool_matrix(encoder, found, started)
+        if english.matrix is None:
+            return scores
+        qvec, _ = self._query_vector(encoder, gloss)
+        blend = cosine_scores(qvec, english.matrix)
+        return np.asarray(
+            (1 - self.gloss_share) * scores + self.gloss_share * blend, dtype=np.float32
+        )
 
     def entry(self, tools: ToolSource) -> Found:
         """The catalog store's entry for ``tools``, found (or built) as ``select`` finds it

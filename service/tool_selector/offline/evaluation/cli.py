@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         multilingual_from_settings,
     )
     from tool_selector.offline.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
+    from tool_selector.ranking.glossary import default_glossary  # noqa: PLC0415
 
     problem = _bad_arguments(args)
     if problem:
@@ -99,7 +100,10 @@ def run(args: argparse.Namespace) -> int:
         if encoder is None:
             raise ConfigError("eval needs an encoder (TOOL_SELECTOR_ENCODER=none)")
         arm = multilingual_from_settings(settings)
-        report = Evaluator(encoder, config, datasets, _static(settings), arm).run()
+        glossary = default_glossary() if settings.glossary else None
+        report = Evaluator(
+            encoder, config, datasets, _static(settings), arm, glossary=glossary
+        ).run()
     except (ConfigError, DatasetError) as exc:
         sys.stderr.write(f"tool-selector eval: {exc}\n")
         return 2

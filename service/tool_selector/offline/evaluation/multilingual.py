@@ -3,9 +3,10 @@
 ``python -m tool_selector.offline.evaluation.multilingual [--split test]`` ranks every need of
 ``eval/multilingual/queries.jsonl`` (one line: ``{"id", "gold", "en", "zh", "ja", "es",
 "de", ...}``) over the English agent catalog (``eval/agent/tools.jsonl``) as the service
-answers it (warm catalog), once with the English model alone (what the service did before
-the multilingual arm) and once with the multilingual arm, and prints per language R@k, the
-ratio to the English originals' R@k, and how many requests read as foreign
+answers it (warm catalog), with the English model alone (what the service did before the
+multilingual arm), with the multilingual arm alone (as it shipped before the glossary) and
+as the service ranks now (the arm and the glossary, ``ranking/glossary.py``), and prints per
+language R@k, the ratio to the English originals' R@k, and how many requests read as foreign
 (``ranking/language.py``). Split: ``dataset.split_of(id)``; tune on dev, report test.
 """
 
@@ -31,6 +32,7 @@ from tool_selector.offline.evaluation.dataset import (
 )
 from tool_selector.offline.evaluation.metrics import recall_at
 from tool_selector.pipeline.selector import MULTILINGUAL_LEXICAL, Selector, multilingual_params_of
+from tool_selector.ranking.glossary import default_glossary
 from tool_selector.ranking.language import reads_foreign
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool
@@ -85,19 +87,20 @@ def score(
     return out
 
 
-def table(before: Sequence[LanguageScore], after: Sequence[LanguageScore]) -> str:
-    """The markdown table of docs/quality.md: R@k before and after, ratio to English."""
-    english_before, english_after = before[0].recall, after[0].recall
-    lines = [
-        "| language | read as foreign | R@5 English model only | ratio | R@5 with the "
-        "multilingual arm | ratio |",
-        "|---|---|---|---|---|---|",
-    ]
-    for old, new in zip(before, after, strict=True):
+def table(columns: Sequence[Sequence[LanguageScore]], labels: Sequence[str]) -> str:
+    """The markdown table of docs/quality.md: R@k of each selector, with its ratio to its
+    own English originals."""
+    head = "| language | read as foreign | " + " | ".join(f"R@5 {x} | ratio" for x in labels)
+    lines = [head + " |", "|---|---|" + "---|---|" * len(labels)]
+    for row in zip(*columns, strict=True):
+        cells = [
+            f"{s.recall:.1f} | {_ratio(s.recall, col[0].recall)}"
+            for s, col in zip(row, columns, strict=True)
+        ]
         lines.append(
-            f"| {old.language} | {new.foreign}/{new.requests} | {old.recall:.1f} | "
-            f"{_ratio(old.recall, english_before)} | {new.recall:.1f} | "
-            f"{_ratio(new.recall, english_after)} |"
+            f"| {row[0].language} | {row[-1].foreign}/{row[-1].requests} | "
+            + " | ".join(cells)
+            + " |"
         )
     return "\n".join(lines)
 
@@ -106,8 +109,15 @@ def _ratio(value: float, english: float) -> str:
     return f"{100 * value / english:.0f}%" if english else "-"
 
 
-def _selectors(settings: Settings, lexical: float) -> tuple[Selector, Selector]:
-    """The English-only selector and the one with the multilingual arm (one shared cache)."""
+#: The columns: what the service did before each step, and now.
+LABELS = ("English model only", "multilingual arm", "arm and glossary")
+#: The lexical share the arm shipped with before the glossary (tuned without a gloss).
+ARM_ALONE_LEXICAL = 0.25
+
+
+def _selectors(settings: Settings, lexical: float) -> list[Selector]:
+    """The English-only selector, the multilingual arm without the glossary (as shipped
+    before it) and the service as configured now (arm and glossary); one shared cache."""
     from tool_selector.embeddings.factory import (  # noqa: PLC0415
         encoder_from_settings,
         multilingual_from_settings,
@@ -119,14 +129,22 @@ def _selectors(settings: Settings, lexical: float) -> tuple[Selector, Selector]:
     arm = multilingual_from_settings(settings) or multilingual_from_settings(
         Settings(encoder=settings.encoder, multilingual=True)
     )
-    both = Selector(
+    alone = Selector(
+        encoder=encoder,
+        cache=cache,
+        embed_deadline=math.inf,
+        multilingual=arm,
+        multilingual_params=multilingual_params_of(english.params, ARM_ALONE_LEXICAL),
+    )
+    now = Selector(
         encoder=encoder,
         cache=cache,
         embed_deadline=math.inf,
         multilingual=arm,
         multilingual_params=multilingual_params_of(english.params, lexical),
+        glossary=default_glossary(),
     )
-    return english, both
+    return [english, alone, now]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,8 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     needs = load_needs(args.needs, args.split)
     tools = list(load_dataset(default_bench_dir(), "agent").tools)
-    english, both = _selectors(Settings.from_env(os.environ), args.lexical)
-    sys.stdout.write(table(score(english, tools, needs), score(both, tools, needs)) + "\n")
+    selectors = _selectors(Settings.from_env(os.environ), args.lexical)
+    columns = [score(s, tools, needs) for s in selectors]
+    sys.stdout.write(table(columns, LABELS) + "\n")
     return 0
 
 

@@ -57,6 +57,7 @@ from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.glossary import Glossary
 from tool_selector_client.wire import SearchRequest, Tool
 
 SERVICE = "service"
@@ -168,6 +169,7 @@ def cold_selector(warm: Selector, static: Encoder) -> Selector:
         jobs=jobs,
         embed_deadline=0.0,
         static=static,
+        glossary=warm.glossary,
     )
 
 
@@ -197,7 +199,8 @@ class Evaluator:
 
     ``datasets``: what to evaluate, already read (``load_all``); default: read from
     ``config`` when the run starts. ``static``: the static arm, for the cold row.
-    ``multilingual``: the multilingual arm the service rows read non-English queries with.
+    ``multilingual``: the multilingual arm the service rows read non-English queries with;
+    ``glossary``: the English words every row glosses them with (as the service does).
     """
 
     def __init__(
@@ -207,6 +210,8 @@ class Evaluator:
         datasets: Sequence[Dataset] | None = None,
         static: Encoder | None = None,
         multilingual: Encoder | None = None,
+        *,
+        glossary: Glossary | None = None,
     ) -> None:
         self.encoder = encoder
         self.config = config
@@ -221,12 +226,14 @@ class Evaluator:
             queries=BoundedLRU(_QUERY_VECTORS),
             embed_deadline=math.inf,
             multilingual=multilingual,
+            glossary=glossary,
         )
         self.lexical = Selector(
             encoder=None,
             params=self.selector.params,
             weights=self.selector.weights,
             catalogs=catalogs,
+            glossary=glossary,
         )
         self.cold = None if static is None else cold_selector(self.selector, static)
         self.datasets = None if datasets is None else list(datasets)
