@@ -9,6 +9,7 @@ from tool_selector.ranking.tokenize import (
     STOP_WORDS,
     _forms,
     fold,
+    is_ngram,
     lexical_words,
     split_identifier,
     tokenize,
@@ -87,3 +88,19 @@ def test_ascii_text_is_read_exactly_as_before(text: str) -> None:
 @given(st.text())
 def test_folding_twice_changes_nothing_more(text: str) -> None:
     assert fold(fold(text)) == fold(text)
+
+
+@pytest.mark.parametrize(
+    ("term", "ngram"),
+    [("查询", True), ("文", True), ("ファ", True), ("파일", True), ("ค้", True),
+     ("file", False), ("grosse", False), ("v2", False), ("", False)],
+    ids=["han", "lone-han", "kana", "hangul", "thai", "ascii", "folded", "digits", "empty"],
+)  # fmt: skip
+def test_is_ngram_tells_unsegmented_pieces_from_words(term: str, ngram: bool) -> None:
+    assert is_ngram(term) is ngram
+
+
+@given(st.text())
+def test_every_term_is_a_word_or_an_ngram_never_both(text: str) -> None:
+    for term in lexical_words(text):
+        assert is_ngram(term) == any(is_ngram(c) for c in term)

@@ -5,6 +5,13 @@ Score (Lucene variant, Robertson & Zaragoza 2009; bm25s ``method="lucene"``):
 ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))``, which never goes negative, so a term
 shared by most tools of a small catalog still counts a little instead of penalising.
 Field weighting is by repetition: name words count ``name_weight`` times (BM25F-lite).
+
+The n-grams of unsegmented text (``tokenize.is_ngram``: Han, kana, Hangul, Thai bigrams)
+are a field of their own, scored over the documents holding any (their own lengths, average
+length and document count, as a Lucene field) and added to the words' score, as Lucene adds
+a multi-field query's fields. Counted with the words, a run's bigram per character made a
+tool described in Chinese several times longer than its words and moved every tool's
+``|d| / avgdl``: a query of words now scores exactly as over the words alone.
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ import numpy as np
 import numpy.typing as npt
 
 from tool_selector.ranking.text import ToolText
-from tool_selector.ranking.tokenize import subword
+from tool_selector.ranking.tokenize import is_ngram, subword
 
 FloatArray = npt.NDArray[np.float32]
+#: One BM25 field of a corpus: its documents' term ids, its vocabulary, and which documents
+#: of the corpus its documents are (every one, in order, when None).
+FieldParts = tuple[list[list[int]], dict[str, int], npt.NDArray[np.intp] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +63,9 @@ class LexicalIndex:
     tool contain"). Everything it keeps is numpy arrays and a ``str -> int`` dict, which the
     garbage collector does not track, so a cache full of catalogs costs a full GC pass
     nothing (a frozenset per tool cost about 1 ms per 300 tools in every full pass).
+
+    ``ngram_field``: the n-grams of unsegmented text as a field of their own (module
+    docstring); false, every term in one field, as the eval's frozen references want.
     """
 
     def __init__(
@@ -61,14 +74,18 @@ class LexicalIndex:
         k1: float = 1.2,
         b: float = 0.75,
         method: str = "lucene",
+        *,
+        ngram_field: bool = True,
     ) -> None:
         self._size = len(documents)
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in documents]
         self._vocab = vocab
-        self._bm25 = bm25s.BM25(k1=k1, b=b, method=method)
-        if vocab:  # bm25s cannot index a corpus without a single token
-            self._bm25.index((ids, dict(vocab)), create_empty_token=False, show_progress=False)
+        parts = _fields(ids, vocab) if ngram_field else [(ids, vocab, None)]
+        self._fields = tuple(
+            _Field(field_ids, field_vocab, rows, bm25s.BM25(k1=k1, b=b, method=method))
+            for field_ids, field_vocab, rows in parts
+        )
         self._indptr, self._docs = postings(ids, len(vocab))
         self._sub_vocab, self._sub_indptr, self._sub_docs = _subword_postings(
             vocab, self._indptr, self._docs, self._size
@@ -79,10 +96,10 @@ class LexicalIndex:
 
     def scores(self, query_tokens: Sequence[str]) -> FloatArray:
         """BM25 score of every document for the query, in document order (zeros if no overlap)."""
-        known = [t for t in query_tokens if t in self._vocab]
-        if not known or not self._size:
-            return np.zeros(self._size, dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+        out = np.zeros(self._size, dtype=np.float32)
+        for field in self._fields:
+            field.add_scores(query_tokens, out)
+        return out
 
     def idf(self, term: str) -> float:
         """BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``; a term no tool holds has df 0."""
@@ -165,6 +182,65 @@ class LexicalIndex:
     def _holders(self, term: str) -> npt.NDArray[np.int32] | None:
         j = self._vocab.get(term)
         return None if j is None else self._docs[self._indptr[j] : self._indptr[j + 1]]
+
+
+class _Field:
+    """One BM25 field: a bm25s index over the documents ``rows`` (every one when None).
+
+    Its own document lengths, average length and document count, as a Lucene field has
+    (``avgdl`` and ``idf`` over the documents that hold the field).
+    """
+
+    __slots__ = ("bm25", "rows", "vocab")
+
+    def __init__(
+        self,
+        ids: Sequence[Sequence[int]],
+        vocab: dict[str, int],
+        rows: npt.NDArray[np.intp] | None,
+        bm25: bm25s.BM25,
+    ) -> None:
+        self.vocab = vocab
+        self.rows = rows
+        self.bm25 = bm25
+        if vocab:  # bm25s cannot index a corpus without a single token
+            self.bm25.index((ids, dict(vocab)), create_empty_token=False, show_progress=False)
+
+    def add_scores(self, query_tokens: Sequence[str], out: FloatArray) -> None:
+        """Add this field's BM25 score of every document for the query to ``out``."""
+        known = [t for t in query_tokens if t in self.vocab]
+        if not known:
+            return
+        scores = np.asarray(self.bm25.get_scores(known), dtype=np.float32)
+        if self.rows is None:
+            out += scores
+        else:
+            out[self.rows] += scores
+
+
+def _fields(ids: list[list[int]], vocab: dict[str, int]) -> list[FieldParts]:
+    """The BM25 fields of a corpus as ``(ids, vocab, rows)``: its words over every document,
+    and, when some document holds unsegmented text, its n-grams (``tokenize.is_ngram``) over
+    the documents holding them. One field, the corpus itself, when none does.
+
+    A run of Han or kana gives a bigram per character: counted with the words, they made a
+    Chinese-described tool's document several times longer, so BM25's length normalisation
+    sank its English name words (livemcpbench lexical R@1 26.7 -> 24.6, test split).
+    """
+    gram = [is_ngram(t) for t in vocab]
+    if not any(gram):
+        return [(ids, vocab, None)]
+    local, counts = [0] * len(gram), [0, 0]  # each term's id within its own field
+    for j, is_gram in enumerate(gram):
+        local[j] = counts[is_gram]
+        counts[is_gram] += 1
+    words = [[local[j] for j in doc if not gram[j]] for doc in ids]
+    rows = [d for d, doc in enumerate(ids) if len(words[d]) < len(doc)]
+    grams = [[local[j] for j in ids[d] if gram[j]] for d in rows]
+    return [
+        (words, {t: local[j] for t, j in vocab.items() if not gram[j]}, None),
+        (grams, {t: local[j] for t, j in vocab.items() if gram[j]}, np.asarray(rows, np.intp)),
+    ]
 
 
 def _holds_any(sorted_docs: npt.NDArray[np.int32], docs: npt.NDArray[np.intp]) -> bool:

@@ -11,8 +11,9 @@ abstention (the proxy scorer drops tools scoring 0, as the proxy does):
   (Cormack et al. 2009, K=60), as Gatemini-style selectors do.
 
 The BM25 references use their own frozen tokenizer (lowercased words, camelCase and
-snake_case split, no stemming, a small stop list) so that changes to the service's
-tokenisation never move the baselines.
+snake_case split, no stemming, a small stop list) and BM25 as one field (no n-gram field,
+``LexicalIndex(ngram_field=False)``) so that changes to the service's tokenisation never move
+the baselines.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ def reference_rankers(
     """Build every reference ranker over one catalog (indexes built once)."""
     names = [t.name for t in texts]
     pairs = [(t.name, t.description) for t in texts]
-    plain = LexicalIndex(_bm25_docs(texts, params=False))
-    with_params = LexicalIndex(_bm25_docs(texts, params=True))
+    plain = LexicalIndex(_bm25_docs(texts, params=False), ngram_field=False)
+    with_params = LexicalIndex(_bm25_docs(texts, params=True), ngram_field=False)
 
     def relevance(query: str, _: FloatArray) -> list[str]:
         return relevance_select(query, pairs, k)
