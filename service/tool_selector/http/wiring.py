@@ -21,6 +21,7 @@ from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.glossary import default_glossary
+from tool_selector.ranking.language import glossary_forms
 from tool_selector.settings import Settings
 
 
@@ -39,6 +40,7 @@ def build_selector(
         metrics.embedding_jobs.labels(event).inc()
 
     cache = build_cache(settings, metrics, observe)
+    glossary_forms()  # the language test's table (and the glossary), read now, not on a request
     jobs = EmbeddingJobs(max_queued=settings.embed_queue_size, on_event=on_job)
     metrics.embedding_queue_depth.set_function(lambda: jobs.depth)
     return kind(
