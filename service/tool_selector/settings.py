@@ -53,7 +53,8 @@ class Settings:
         True,
         "In a pattern longer than `TOOL_SELECTOR_MAX_PATTERN_CHARS`, rank the parts written "
         "to the assistant (questions, requests) and drop the pasted ones (logs, stack "
-        "traces, code, tables, documents); a message with no such part keeps the positional "
+        "traces, code, tables, documents); a message with no such part is ranked on its "
+        "own prose (its first and last prose parts), one with no prose keeps the positional "
         "cut. `false`: the positional cut alone (docs/long-patterns.md).",
     )
     max_name_chars: int = _setting(256, "Longest tool name (and `always_keep` entry).", 1)

@@ -114,6 +114,14 @@ def test_an_english_request_ranks_exactly_as_without_the_glossary(pattern: str) 
     assert lexical(pattern, default_glossary()) == lexical(pattern, None)
 
 
+def test_a_foreign_pattern_that_names_a_tool_is_still_matched_by_its_name() -> None:
+    tools = [*CATALOG, Tool(name="删除文件", description="删除工作区里的文件")]
+    selector = Selector(encoder=None, glossary=default_glossary())
+    ranking = selector.select(SearchRequest(pattern="删除文件", tools=tools, top_k=3)).ranking
+    assert ranking.picked[0].name == "删除文件"
+    assert ranking.picked[0].reason == "exact_name"  # the gloss joins the terms, not the name
+
+
 def test_the_gloss_joins_the_english_models_cosines_of_the_arm() -> None:
     arm = TranslatingEncoder({})  # reads no Chinese: the arm's cosines carry nothing here
     selector = Selector(

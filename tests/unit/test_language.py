@@ -24,9 +24,22 @@ from tool_selector.ranking.language import reads_foreign
         ("create_issue", False),
         ("summarise the attached file 报告.pdf for the team", False),
         ("", False),
+        ("获取 https://example.com/pricing 的原始 HTML", True),
+        ("ช่วยแปลงไฟล์report.pdfเป็นภาษาไทย", True),
+        ("ค้นหาไฟล์ชื่อ_รายงาน", True),
+        ("Mueve PROJ-482 a Finalizado en Jira", True),
+        ("Starte die gestoppten EC2-Instanzen i-01 und i-02", True),
+        ("resume the radio stream", False),
+        ("Find a quote for auto transport", False),
+        ("show the police radio channels", False),
+        ("simple shop", False),
+        ("scraping multimedia indices", False),
     ],
     ids=["zh", "zh-with-names", "ja", "ko", "ru", "es", "de", "de-keywords", "fr", "en",
-         "en-die", "en-hyphens", "en-accents", "tool-name", "en-one-han-name", "empty"],
+         "en-die", "en-hyphens", "en-accents", "tool-name", "en-one-han-name", "empty",
+         "zh-url", "th-file-name", "th-underscore", "es-glossary-words", "de-glossary-words",
+         "en-glossary-words-1", "en-glossary-words-2", "en-glossary-words-3",
+         "en-glossary-words-4", "en-glossary-words-5"],
 )  # fmt: skip
 def test_reads_foreign(pattern: str, foreign: bool) -> None:
     assert reads_foreign(pattern) is foreign

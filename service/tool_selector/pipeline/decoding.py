@@ -38,12 +38,7 @@ import msgspec
 from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
-from tool_selector.ranking.request_parts import (
-    PROSE_CHARS,
-    REQUEST_CHARS,
-    prose_pattern,
-    request_pattern,
-)
+from tool_selector.ranking.request_parts import PROSE_CHARS, REQUEST_CHARS, find_pattern
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Context, Tool
 
@@ -118,16 +113,14 @@ class Decoder:
 
     def _pattern(self, sent: str) -> str:
         """``sent`` as ranked: itself when it fits the budget; else, when finding the
-        request is on, its request parts (``request_pattern``) or else its own prose
-        (``prose_pattern``); else (or when it has neither) cut."""
+        request is on, its request parts or else its own prose (``find_pattern``); else (or
+        when it has neither) cut."""
         budget = self._settings.max_pattern_chars
         if len(sent) <= budget:
             return sent
         found = None
         if self._settings.find_request:
-            found = request_pattern(sent, min(budget, REQUEST_CHARS)) or prose_pattern(
-                sent, min(budget, PROSE_CHARS)
-            )
+            found = find_pattern(sent, min(budget, REQUEST_CHARS), min(budget, PROSE_CHARS))
         return found or cut_pattern(sent, budget)
 
     def tool_source(self, raw: msgspec.Raw) -> ToolSource:

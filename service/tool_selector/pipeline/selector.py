@@ -11,8 +11,8 @@ by the English words of its gloss (``ranking/glossary.py``) for BM25 and the nam
 gets the multilingual arm's cosines (``embeddings/multilingual.py``) of the pattern as sent,
 blended with the English model's cosines of the gloss (``GLOSS_MODEL_SHARE``), in place of
 the English model's cosines; its tool vectors are cached like the model's, its lexical half
-damped (``multilingual_params_of``). English patterns never reach either. Synchronous and
-framework-free: the HTTP layer runs it in a worker thread.
+damped (``multilingual_params_of``). Patterns read as English never reach either.
+Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -144,6 +144,11 @@ class Pattern:
     words: str
     foreign: bool = False
 
+    def query(self) -> Query:
+        """The lexical query: terms and name words of ``words`` (the gloss too), the exact-
+        and near-name rules on ``text`` (a name is matched as sent, not with its gloss)."""
+        return replace(Query.parse(self.words), pattern=self.text)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolMatrix:
@@ -245,7 +250,7 @@ class Selector:
             found = self.catalogs.find(ask.tools, self._build)
         catalog = found.entry.catalog
         with _timed(timings, "lexical"):
-            query = Query.parse((sent := self._glossed(ask.pattern)).words)
+            query = (sent := self._glossed(ask.pattern)).query()
             bm25 = catalog.index.scores(query.terms)
         dense = self._dense_arm(found, sent, started, timings)
         with _timed(timings, "fuse"):

@@ -31,7 +31,7 @@ from pathlib import Path
 from tool_selector.ranking.tokenize import fold
 
 GLOSSARY_FILE = Path(__file__).with_name("glossary.tsv")
-#: Shortest known part a compound is read by.
+#: Shortest known part a compound is read by (the first may lose a linking ``s`` after).
 MIN_PART_CHARS = 4
 #: Latin-script forms never looked up: shorter than this, or one of ``FUNCTION_FORMS``
 #: (folded, a form may become a function word: "sé", I know, is "se").

@@ -29,10 +29,11 @@ A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has
 own words stand in (``prose_pattern``): every prose part when together they fit
 ``PROSE_CHARS``, else the first and the last, the words the sender wrote before and after
 the paste (a request nothing here reads as one, "Refund payment pi_3Nq8 in Stripe", sits
-there). Only a message with no prose at all keeps the caller's positional cut (``None``
-here), whose windows of pasted text cost the embedding model five times as much. The
-pasted parts are not ranked at all: they are what the request refers to, not the need, and
-ranked they pull the answer towards log- or document-flavoured tools.
+there; ``find_pattern`` reads the message's parts once for both). Only a message with no
+prose at all keeps the caller's positional cut (``None`` here), whose windows of pasted
+text cost the embedding model five times as much. The pasted parts are not ranked at all:
+they are what the request refers to, not the need, and ranked they pull the answer towards
+log- or document-flavoured tools.
 
 Bounded work: one regular-expression scan of the whole message finds the lines that are not
 machine text by their start (in C, not a Python loop over every line); only those are read
@@ -40,8 +41,8 @@ further, each distinct line once; and the pattern holds at most ``budget`` chara
 best parts first, then restored to message order), so the embedding model reads a fixed
 number of windows whatever the message's length. Words are read in English; a sentence in
 Chinese, Japanese or Korean (``CJK_CHARS`` of their characters) is a request when it asks
-(a question mark, "please", a question particle); other languages have no request part
-yet and keep the positional cut.
+(a question mark, "please", a question particle); in other languages a sentence is read
+with the English cues only, so it is mostly ranked as the sender's own prose.
 """
 
 from __future__ import annotations
@@ -294,11 +295,22 @@ def _imperative_shape(first: str, second: str) -> bool:
     return second in _OBJECT_STARTS
 
 
+def find_pattern(text: str, budget: int, prose_budget: int) -> str | None:
+    """What a long message is ranked on: its request parts (``request_pattern``), else its
+    own prose (``prose_pattern``), else ``None``; the message's parts are read once."""
+    found = parts(text)
+    return _requests(found, budget) or _own_words(found, prose_budget)
+
+
 def request_pattern(text: str, budget: int) -> str | None:
     """The request parts of ``text`` joined in message order, at most ``budget``
     characters (highest scores first when they do not all fit; earlier first on ties), or
     ``None`` when no part reads as a request."""
-    scored = [p for p in parts(text) if p.score >= REQUEST_SCORE]
+    return _requests(parts(text), budget)
+
+
+def _requests(found: list[Part], budget: int) -> str | None:
+    scored = [p for p in found if p.score >= REQUEST_SCORE]
     if not scored:
         return None
     kept: list[Part] = []
@@ -319,7 +331,11 @@ def prose_pattern(text: str, budget: int) -> str | None:
     prose parts (plain words, or a CJK sentence) in message order when together they fit
     ``budget``; else its first and last ones, the longer cut at a word to what is left
     (each at least half); ``None`` when it has no prose at all."""
-    prose = [p.text for p in parts(text) if _prose(p.text)]
+    return _own_words(parts(text), budget)
+
+
+def _own_words(found: list[Part], budget: int) -> str | None:
+    prose = [p.text for p in found if _is_prose(p.text)]
     if not prose:
         return None
     joined = " ".join(prose)
@@ -334,7 +350,7 @@ def prose_pattern(text: str, budget: int) -> str | None:
     return " ".join(p for p in (first, last) if p) or None
 
 
-def _prose(part: str) -> bool:
+def _is_prose(part: str) -> bool:
     return len(_CJK.findall(part, 0, _HEAD)) >= CJK_CHARS or _plain(part.split())
 
 
