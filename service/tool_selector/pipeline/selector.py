@@ -137,12 +137,17 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    """A request's pattern as sent (``text``), as its words are ranked (``words``: with the
-    English gloss of a non-English pattern), and whether it reads as not English."""
+    """A request's pattern as sent (``text``), the English words of its gloss (``gloss``,
+    non-English patterns only), and whether it reads as not English."""
 
     text: str
-    words: str
+    gloss: str = ""
     foreign: bool = False
+
+    @property
+    def words(self) -> str:
+        """The pattern as its words are ranked: itself, then its gloss."""
+        return f"{self.text} {self.gloss}" if self.gloss else self.text
 
     def query(self) -> Query:
         """The lexical query: terms and name words of ``words`` (the gloss too), the exact-
@@ -315,9 +320,9 @@ class Selector:
         non-English pattern followed by the English words of its gloss (``glossary``), which
         BM25, the exact-name rule and (without the multilingual arm) the model read."""
         if (self.multilingual is None and self.glossary is None) or not reads_foreign(pattern):
-            return Pattern(pattern, pattern)
+            return Pattern(pattern)
         words = self.glossary.gloss(pattern) if self.glossary is not None else []
-        return Pattern(pattern, f"{pattern} {' '.join(words)}" if words else pattern, True)
+        return Pattern(pattern, " ".join(words), foreign=True)
 
     def _dense_arm(
         self, found: Found, sent: Pattern, started: float, timings: dict[str, float]
@@ -370,13 +375,13 @@ class Selector:
         """``scores`` blended with the English model's cosines of the gloss alone
         (``gloss_share`` of them) when the pattern has a gloss and the model's matrix is at
         hand."""
-        encoder, gloss = self.encoder, sent.words[len(sent.text) :].strip()
-        if not self.gloss_share or encoder is None or not gloss:
+        encoder = self.encoder
+        if not self.gloss_share or encoder is None or not sent.gloss:
             return scores
         english = self._tool_matrix(encoder, found, started)
         if english.matrix is None:
             return scores
-        qvec, _ = self._query_vector(encoder, gloss)
+        qvec, _ = self._query_vector(encoder, sent.gloss)
         blend = cosine_scores(qvec, english.matrix)
         return np.asarray(
             (1 - self.gloss_share) * scores + self.gloss_share * blend, dtype=np.float32

@@ -16,8 +16,9 @@ folded text); other Latin-script forms are whole words, accents and case folded
 (``tokenize.fold``); an unknown word is read as a compound of two known parts
 ("Kalendereinträge": "kalender" and "eintrage"; "Arbeitsbereich": "arbeit", a linking
 "s", "bereich"), else by a stem it starts with: a form ending in ``-`` ("datei-": a German
-noun as compounds begin with it, "Dateiname"). A form
-listed under several English words (获取: retrieve, fetch, obtain) glosses to all of them.
+noun as compounds begin with it, "Dateiname"). A form listed under several English words
+(获取: retrieve, fetch, obtain) glosses to all of them. "Unsegmented" is the tokenizer's
+``UNSEGMENTED`` (the scripts it cuts into bigrams).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from tool_selector.ranking.tokenize import fold
+from tool_selector.ranking.tokenize import UNSEGMENTED, fold
 
 GLOSSARY_FILE = Path(__file__).with_name("glossary.tsv")
 #: Shortest known part a compound is read by (the first may lose a linking ``s`` after).
@@ -44,9 +45,8 @@ FUNCTION_FORMS = frozenset(
 )
 #: Longer words are not read as compounds (a token, a blob): bounded work per word.
 MAX_COMPOUND_CHARS = 40
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_LATIN_WORD = re.compile(f"[^\\W\\d_{_CJK}]+")
-_UNSEGMENTED = re.compile(f"[{_CJK}]")
+_LATIN_WORD = re.compile(f"[^\\W\\d_{UNSEGMENTED}]+")
+_UNSEGMENTED = re.compile(f"[{UNSEGMENTED}]")
 
 
 Words = dict[str, tuple[str, ...]]

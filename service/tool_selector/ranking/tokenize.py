@@ -40,11 +40,11 @@ _MAX_STEM_CHARS = 32
 
 #: Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, Hangul Jamo,
 #: kana, CJK ideographs (and extensions, compatibility forms), Hangul syllables.
-_UNSEGMENTED = (
+UNSEGMENTED = (
     "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 )
-_RUN = re.compile(f"([{_UNSEGMENTED}]+)")
+_RUN = re.compile(f"([{UNSEGMENTED}]+)")
 #: Accents: combining diacritical marks after a Latin, Greek, Cyrillic or Armenian letter;
 #: marks after other scripts (kana voicing marks, Thai vowels) are kept.
 _ACCENTS = re.compile("(?<=[\u0000-\u052f])[\u0300-\u036f]+")

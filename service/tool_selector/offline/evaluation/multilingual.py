@@ -32,7 +32,7 @@ from tool_selector.offline.evaluation.dataset import (
 )
 from tool_selector.offline.evaluation.metrics import recall_at
 from tool_selector.pipeline.selector import MULTILINGUAL_LEXICAL, Selector, multilingual_params_of
-from tool_selector.ranking.glossary import default_glossary
+from tool_selector.ranking.glossary import Glossary, default_glossary
 from tool_selector.ranking.language import reads_foreign
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool
@@ -129,22 +129,18 @@ def _selectors(settings: Settings, lexical: float) -> list[Selector]:
     arm = multilingual_from_settings(settings) or multilingual_from_settings(
         Settings(encoder=settings.encoder, multilingual=True)
     )
-    alone = Selector(
-        encoder=encoder,
-        cache=cache,
-        embed_deadline=math.inf,
-        multilingual=arm,
-        multilingual_params=multilingual_params_of(english.params, ARM_ALONE_LEXICAL),
-    )
-    now = Selector(
-        encoder=encoder,
-        cache=cache,
-        embed_deadline=math.inf,
-        multilingual=arm,
-        multilingual_params=multilingual_params_of(english.params, lexical),
-        glossary=default_glossary(),
-    )
-    return [english, alone, now]
+
+    def with_arm(share: float, glossary: Glossary | None) -> Selector:
+        return Selector(
+            encoder=encoder,
+            cache=cache,
+            embed_deadline=math.inf,
+            multilingual=arm,
+            multilingual_params=multilingual_params_of(english.params, share),
+            glossary=glossary,
+        )
+
+    return [english, with_arm(ARM_ALONE_LEXICAL, None), with_arm(lexical, default_glossary())]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
