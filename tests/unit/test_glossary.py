@@ -1,6 +1,7 @@
 """English words for a request in another language: lookup rules of ``ranking.glossary``."""
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -8,7 +9,13 @@ from hypothesis import strategies as st
 
 from tests.fakes import HashingEncoder, TranslatingEncoder
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.glossary import Glossary, default_glossary
+from tool_selector.ranking.glossary import (
+    GLOSSARY_FILE,
+    GLOSSARY_SHA256,
+    Glossary,
+    default_glossary,
+    read_rows,
+)
 from tool_selector_client.wire import SearchRequest, Tool
 
 SMALL = Glossary.of(
@@ -73,6 +80,15 @@ def test_any_text_glosses_to_known_english_words(text: str) -> None:
     words = SMALL.gloss(text)
     assert set(words) <= heads
     assert len(words) == len(set(words))
+
+
+def test_the_shipped_table_is_read_only_with_its_digest(tmp_path: Path) -> None:
+    assert len(read_rows(GLOSSARY_FILE, GLOSSARY_SHA256)) == 920
+    edited = tmp_path / "glossary.tsv"
+    edited.write_text(GLOSSARY_FILE.read_text(encoding="utf-8") + "extra\t额外\t\t\t\n")
+    with pytest.raises(ValueError, match="sha256"):
+        read_rows(edited, GLOSSARY_SHA256)
+    assert read_rows(edited)[-1] == ("extra", ["额外"])  # no digest asked: read as it is
 
 
 def test_the_shipped_glossary_reads_common_requests_in_four_languages() -> None:

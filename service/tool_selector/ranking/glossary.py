@@ -23,6 +23,7 @@ noun as compounds begin with it, "Dateiname"). A form listed under several Engli
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ from pathlib import Path
 from tool_selector.ranking.tokenize import UNSEGMENTED, fold
 
 GLOSSARY_FILE = Path(__file__).with_name("glossary.tsv")
+#: sha256 of the shipped ``glossary.tsv`` (GLOSSARY.md), checked when it is read: an edited
+#: or damaged table stops the service at start-up instead of ranking with other words.
+GLOSSARY_SHA256 = "ada3f9e303c01c5326c46a10f30c1301349f61ef6e6146a31ec5fdbce2975cf1"
 #: Shortest known part a compound is read by (the first may lose a linking ``s`` after).
 MIN_PART_CHARS = 4
 #: Latin-script forms never looked up: shorter than this, or one of ``FUNCTION_FORMS``
@@ -154,10 +158,17 @@ def _matcher(forms: list[str], edge: str = "") -> re.Pattern[str] | None:
     return re.compile(f"{edge}(?:{'|'.join(map(re.escape, ordered))}){edge}")
 
 
-def read_rows(path: Path) -> list[tuple[str, list[str]]]:
-    """``(english, forms)`` of each line of a glossary file (``#`` lines are comments)."""
+def read_rows(path: Path, sha256: str | None = None) -> list[tuple[str, list[str]]]:
+    """``(english, forms)`` of each line of a glossary file (``#`` lines are comments);
+    ``sha256``: the file's expected digest (``ValueError`` when it differs)."""
+    data = path.read_bytes()
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError(
+            f"{path} is not the glossary this version ships (sha256 {sha256[:16]}...): "
+            "reinstall, or regenerate it and its digest as GLOSSARY.md says"
+        )
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in data.decode("utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             head, *cells = line.split("\t")
             forms = [f.strip() for cell in cells for f in cell.split("|") if f.strip()]
@@ -167,5 +178,5 @@ def read_rows(path: Path) -> list[tuple[str, list[str]]]:
 
 @cache
 def default_glossary() -> Glossary:
-    """The glossary shipped beside this module, read once."""
-    return Glossary.of(read_rows(GLOSSARY_FILE))
+    """The glossary shipped beside this module, read once, its digest checked."""
+    return Glossary.of(read_rows(GLOSSARY_FILE, GLOSSARY_SHA256))
