@@ -70,6 +70,25 @@ _EMPTY_ANSWER = {
 }
 
 
+#: What an operator of Context Gateway must know before pointing it here: the README's
+#: "What else `urls.compresr` feeds" says the same, release by release, from the proxy's code.
+_PROXY_CONFIGURATION = (
+    "Context Gateway: `urls.compresr` is the proxy's address of the Compresr platform, and "
+    "other features post there too, to paths this service does not serve (it answers them "
+    "404): tool-output compression (`/api/compress/tool-output/`; v0.4.0-v0.4.1 "
+    "`pipes.tool_output.api.endpoint`) and, from v0.4.4, the preemptive summarizer's "
+    "history compression (`/api/compress/history/`). v0.4.0-v0.4.1 "
+    "post the search to `pipes.tool_discovery.api.endpoint`, v0.5.2+ to "
+    "`pipes.tool_discovery.compresr.endpoint`, as written: give a full URL to this service "
+    "there and leave `urls.compresr` at Compresr. v0.4.2-v0.5.1 post their pre-filter to "
+    "`urls.compresr` + `/api/compress/tool-discovery/` whatever the endpoint says, so it must "
+    "point here: keep `pipes.tool_output.strategy` and `preemptive.summarizer.strategy` off "
+    "Compresr's (`api`/`compresr`), or tool outputs reach the model uncompressed and "
+    "compaction requests go to the model unsummarized (the proxy fails open on our 404). "
+    "Never point the proxy's `COMPRESR_BASE_URL` here. The README's release tables say more."
+)
+
+
 def _search_operation(
     op_id: str, summary: str, *, request: str, response: str, error: str, empty: str
 ) -> dict[str, Any]:
@@ -185,7 +204,8 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         "info": {
             "title": "tool-selector",
             "version": __version__,
-            "description": "Picks the few tools an LLM needs out of a catalog of hundreds.",
+            "description": "Picks the few tools an LLM needs out of a catalog of hundreds.\n\n"
+            + _PROXY_CONFIGURATION,
         },
         "paths": {
             SEARCH_PATH: {"post": search},
