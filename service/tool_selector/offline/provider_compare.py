@@ -19,8 +19,8 @@ prints how many of our searches each ranking path answered.
   OR-ed, case-insensitive, at most 200 characters (the documented limit), ``re.search``
   over each tool's name, description, argument names and argument descriptions (the text
   the docs say is searched). The order of matches is not documented: tools matching more
-  distinct words first, then catalog order (a favourable reading); at most 5 (published descriptions of the tool
-  speak of 3 to 5 tools per search).
+  distinct words first, then catalog order (a favourable reading); at most 5 (published
+  descriptions of the tool speak of 3 to 5 tools per search).
 - ``anthropic bm25``: the BM25 variant emulated: the query as written, BM25 (bm25s, the
   Lucene variant, k1=1.2 b=0.75, one field) over the same text split into words
   (identifiers split), top 5 scoring above 0.
