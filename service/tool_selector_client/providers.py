@@ -11,7 +11,7 @@ breaker and fail-open reasons) and turn the ``Selection`` into the names to load
 
 Every answer is counted on ``ClientMetrics`` (when given) under mode ``enforce``, as the
 rollout counts a decision whose tools are used. Provider objects may be plain dicts or the
-SDKs' own models: fields are read with ``field``, never through an SDK import.
+SDKs' own models: fields are read with ``field_of``, never through an SDK import.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ fail-open answers (no service: a closed port)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from openai.types.responses.response_tool_search_output_item_param_param import 
 from prometheus_client import CollectorRegistry
 from pydantic import TypeAdapter
 
+from tests.support import SERVICE_DIR
 from tool_selector_client import (
     AsyncSelectorClient,
     ClientMetrics,
@@ -249,3 +252,34 @@ def test_the_agents_sdk_has_no_client_tool_search_executor() -> None:
     with SelectorClient(CLOSED, timeout_s=2) as client:
         item = openai_tool_search_output(client, CALL, OPENAI_TOOLS).output
     assert coerce_tool_search_output_raw_item(item)["tools"] == item["tools"]
+
+
+PROBE = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ImportError("blocked: " + name)
+sys.meta_path.insert(0, Block())
+from tool_selector_client import SelectorClient, anthropic_tool_result, openai_tool_search_output
+use = {{"id": "t", "name": "gateway_search_tools", "input": {{"query": "weather"}}}}
+call = {{"call_id": "c", "arguments": {{"query": "weather"}}}}
+weather = {{"name": "get_weather", "description": "weather", "defer_loading": True}}
+with SelectorClient("http://127.0.0.1:9", timeout_s=0.5) as c:
+    a = anthropic_tool_result(c, use, [weather])
+    o = openai_tool_search_output(c, call, [{{"type": "function", **weather}}])
+print(a.reason, a.names, o.names)
+"""
+
+
+def test_the_hooks_need_no_sdk_and_no_server_package() -> None:
+    blocked = ("anthropic", "openai", "agents", "pydantic", "tool_selector", "litestar", "numpy")
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(blocked=blocked)],
+        env={"PYTHONPATH": str(SERVICE_DIR)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.split() == ["connect_error", "('get_weather',)", "('get_weather',)"]
