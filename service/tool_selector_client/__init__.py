@@ -13,6 +13,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tool_selector_client.anthropic_search import (
+        anthropic_deferred,
+        anthropic_search_tool,
+        anthropic_tool_result,
+        anthropic_tool_result_async,
+    )
     from tool_selector_client.breaker import CircuitBreaker
     from tool_selector_client.capture import CaptureWriter
     from tool_selector_client.client import AsyncSelectorClient, SelectorClient
@@ -25,6 +31,13 @@ if TYPE_CHECKING:
         search_tool_openai_responses,
     )
     from tool_selector_client.metrics import ClientMetrics, MissingDependencyError
+    from tool_selector_client.openai_search import (
+        openai_deferred,
+        openai_tool_search_output,
+        openai_tool_search_output_async,
+        openai_tool_search_tool,
+    )
+    from tool_selector_client.providers import SearchAnswer
     from tool_selector_client.rollout import AsyncRollout, Decision, Mode, Rollout
     from tool_selector_client.wire import (
         Budget,
@@ -38,6 +51,12 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
+    "anthropic_search": [
+        "anthropic_deferred",
+        "anthropic_search_tool",
+        "anthropic_tool_result",
+        "anthropic_tool_result_async",
+    ],
     "breaker": ["CircuitBreaker"],
     "capture": ["CaptureWriter"],
     "client": ["AsyncSelectorClient", "SelectorClient"],
@@ -50,6 +69,13 @@ _HOMES = {
         "search_tool_openai_responses",
     ],
     "metrics": ["ClientMetrics", "MissingDependencyError"],
+    "openai_search": [
+        "openai_deferred",
+        "openai_tool_search_output",
+        "openai_tool_search_output_async",
+        "openai_tool_search_tool",
+    ],
+    "providers": ["SearchAnswer"],
     "rollout": ["AsyncRollout", "Decision", "Mode", "Rollout"],
     "wire": [
         "Budget",
@@ -83,11 +109,20 @@ __all__ = [
     "MissingDependencyError",
     "Mode",
     "Rollout",
+    "SearchAnswer",
     "SearchRequest",
     "SearchResponse",
     "Selection",
     "SelectorClient",
     "Tool",
+    "anthropic_deferred",
+    "anthropic_search_tool",
+    "anthropic_tool_result",
+    "anthropic_tool_result_async",
+    "openai_deferred",
+    "openai_tool_search_output",
+    "openai_tool_search_output_async",
+    "openai_tool_search_tool",
     "pick_definitions",
     "search_tool_anthropic",
     "search_tool_openai",

@@ -1,0 +1,154 @@
+"""Anthropic Messages: a custom tool search whose ``tool_result`` loads deferred tools.
+
+The documented hook beside Anthropic's own regex/BM25 tool search: tools marked
+``"defer_loading": true`` stay out of the model's context; the model calls a search tool of
+ours (``anthropic_search_tool``), and the answer is a ``tool_result`` whose content holds
+``{"type": "tool_reference", "tool_name": ...}`` blocks; the API then loads those tools'
+definitions. Every name must be a deferred tool of the request, so only those are ever sent
+to the service and named back. Shapes match the ``anthropic`` SDK's ``ToolParam``,
+``ToolResultBlockParam`` and ``ToolReferenceBlockParam`` (the tests validate them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tool_selector_client.client import AsyncSelectorClient, SelectorClient
+from tool_selector_client.core import listed
+from tool_selector_client.definitions import SEARCH_TOOL_NAME, tool_name
+from tool_selector_client.metrics import ClientMetrics
+from tool_selector_client.providers import (
+    QUERY_SCHEMA,
+    Ask,
+    Found,
+    Options,
+    SearchAnswer,
+    asearch,
+    context_of,
+    field_of,
+    query_of,
+    search,
+)
+from tool_selector_client.wire import Budget, Context, Filters
+
+__all__ = [
+    "ANTHROPIC_SEARCH_DESCRIPTION",
+    "NO_MATCH_TEXT",
+    "anthropic_context",
+    "anthropic_deferred",
+    "anthropic_search_tool",
+    "anthropic_tool_result",
+    "anthropic_tool_result_async",
+]
+
+ANTHROPIC_SEARCH_DESCRIPTION = (
+    "Search the deferred tools by what you need to do and load the ones that fit. Call it "
+    "whenever the tool you need is not in your list yet; the tools it finds become callable."
+)
+#: The ``tool_result`` text when nothing reached the caller's ``min_score``.
+NO_MATCH_TEXT = "No deferred tool matches this search."
+
+
+def anthropic_search_tool(
+    name: str = SEARCH_TOOL_NAME, description: str = ANTHROPIC_SEARCH_DESCRIPTION
+) -> dict[str, Any]:
+    """The search tool to add to a request's ``tools`` (never deferred itself)."""
+    return {"name": name, "description": description, "input_schema": dict(QUERY_SCHEMA)}
+
+
+def anthropic_deferred(tools: Iterable[Any]) -> list[Any]:
+    """The request's tools marked ``"defer_loading": true`` that have a usable name."""
+    return [
+        t
+        for t in tools
+        if isinstance(t, Mapping) and t.get("defer_loading") is True and tool_name(t) is not None
+    ]
+
+
+def anthropic_context(
+    messages: Iterable[Any], search_tool: str = SEARCH_TOOL_NAME
+) -> Context | None:
+    """The conversation as the service's ``context``: each message's text, oldest first,
+    and the tools called (``tool_use`` names, our search tool left out)."""
+    texts: list[str] = []
+    called: list[str] = []
+    for message in messages:
+        content = field_of(message, "content")
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for block in content if isinstance(content, Sequence) else ():
+            kind = field_of(block, "type")
+            if kind == "text" and isinstance(field_of(block, "text"), str):
+                texts.append(field_of(block, "text"))
+            elif kind == "tool_use" and field_of(block, "name") != search_tool:
+                called.append(str(field_of(block, "name") or ""))
+    return context_of(texts, called)
+
+
+def _ask(tool_use: Any, tools: Iterable[Any], messages: Any, options: Options) -> Ask:
+    """The search the model asked for (a malformed conversation only loses the context)."""
+    context = None
+    if messages is not None and options.context is None:
+        try:
+            context = anthropic_context(messages, field_of(tool_use, "name") or SEARCH_TOOL_NAME)
+        except Exception:  # the caller's odd message must not break the search
+            context = None
+    query = query_of(field_of(tool_use, "input"))
+    return Ask(query, anthropic_deferred(listed(tools)), options, context)
+
+
+def _answer(tool_use: Any, found: Found) -> SearchAnswer:
+    content: list[dict[str, Any]] = [
+        {"type": "tool_reference", "tool_name": name} for name in found.names
+    ]
+    if not content:
+        content = [{"type": "text", "text": NO_MATCH_TEXT}]
+    block = {"type": "tool_result", "tool_use_id": field_of(tool_use, "id"), "content": content}
+    return SearchAnswer(block, found.names, found.selection, found.fallback)
+
+
+def anthropic_tool_result(
+    client: SelectorClient,
+    tool_use: Any,
+    tools: Iterable[Any],
+    *,
+    messages: Iterable[Any] | None = None,
+    top_k: int | None = None,
+    always_keep: Iterable[str] = (),
+    filters: Filters | None = None,
+    budget: Budget | None = None,
+    min_score: float | None = None,
+    context: Context | None = None,
+    metrics: ClientMetrics | None = None,
+) -> SearchAnswer:
+    """The ``tool_result`` answering the model's ``tool_use`` of our search tool; never raises.
+
+    ``tools`` is the request's ``tools`` (only the deferred ones are searched); ``messages``
+    the conversation so far (sent as ``context`` unless ``context`` is given). With
+    ``min_score`` and nothing reaching it, the result says so instead of loading anything.
+    """
+    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context)
+    ask = _ask(tool_use, tools, messages, options)
+    return _answer(tool_use, search(client, ask, metrics))
+
+
+async def anthropic_tool_result_async(
+    client: AsyncSelectorClient,
+    tool_use: Any,
+    tools: Iterable[Any],
+    *,
+    messages: Iterable[Any] | None = None,
+    top_k: int | None = None,
+    always_keep: Iterable[str] = (),
+    filters: Filters | None = None,
+    budget: Budget | None = None,
+    min_score: float | None = None,
+    context: Context | None = None,
+    metrics: ClientMetrics | None = None,
+) -> SearchAnswer:
+    """Async ``anthropic_tool_result``."""
+    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context)
+    ask = _ask(tool_use, tools, messages, options)
+    return _answer(tool_use, await asearch(client, ask, metrics))
