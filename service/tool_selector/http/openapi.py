@@ -85,6 +85,9 @@ def _search_operation(
         "operationId": op_id,
         "requestBody": {
             "required": True,
+            "description": "Strings are text wherever they sit: a lone UTF-16 surrogate escape "
+            "(`\\ud83d`, a string cut mid-emoji as `JSON.stringify` writes it) reads as "
+            "U+FFFD, never refused.",
             "content": {"application/json": {"schema": _ref(request)}},
         },
         "responses": {
