@@ -19,7 +19,15 @@ from tool_selector.embeddings.onnx import ONNX_MODEL_ID
 from tool_selector.http.auth import KeyRing
 from tool_selector.http.edge import error_response
 from tool_selector.http.guard import guard_middleware
-from tool_selector.http.handlers import compress, healthz, lint_catalog, metrics, readyz, search
+from tool_selector.http.handlers import (
+    compress,
+    health,
+    healthz,
+    lint_catalog,
+    metrics,
+    readyz,
+    search,
+)
 from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.startup import limit_blas_threads, load_encoder
 from tool_selector.http.state import AppState, EncoderFactory
@@ -43,7 +51,7 @@ def create_app(
     """Build the ASGI app. Nothing heavy happens here; the model loads in the lifespan."""
     state = build_state(settings, encoder_factory, registry or CollectorRegistry())
     app = Litestar(
-        route_handlers=[search, compress, lint_catalog, healthz, readyz, metrics],
+        route_handlers=[search, compress, lint_catalog, health, healthz, readyz, metrics],
         exception_handlers={Exception: error_response},
         middleware=[guard_middleware(state, KeyRing.from_settings(settings))],
         request_max_body_size=settings.max_body_bytes,

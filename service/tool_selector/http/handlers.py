@@ -15,6 +15,7 @@ import msgspec
 from litestar import Request, Response, get, post
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from tool_selector import __version__
 from tool_selector.errors import BadRequest, UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
 from tool_selector.http.shadow import ShadowCompare
@@ -23,13 +24,14 @@ from tool_selector.lint.report import render_text
 from tool_selector.lint.request import lint_body
 from tool_selector.logs import log_request
 from tool_selector.pipeline.ask import Ask
-from tool_selector.pipeline.contracts import Contract, Explained
+from tool_selector.pipeline.contracts import Contract, Explained, Tally
 from tool_selector.pipeline.selector import Outcome
 from tool_selector_client.catalog_lint import LINT_PATH
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation, Removed
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
 TEXT = "text/plain; charset=utf-8"
+_HEALTH = msgspec.json.encode({"status": "ok", "version": __version__})
 
 
 @post(SEARCH_PATH, status_code=200)
@@ -62,8 +64,9 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     _record(runtime, ask, outcome, time.perf_counter() - started, contract)
     ranking = outcome.ranking
     shadow: ShadowCompare | None = request.app.state.get("shadow")
+    tally = Tally(outcome.tools, round((time.perf_counter() - started) * 1000))
     return Response(
-        contract.answer(ranking.names, _explained(outcome) if ask.explain else None),
+        contract.answer(ranking.names, _explained(outcome) if ask.explain else None, tally),
         media_type=JSON,
         headers={RANKING_HEADER: outcome.path},
         background=shadow.task(ask, outcome.catalog, ranking.names)
@@ -104,6 +107,12 @@ async def lint_catalog(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def healthz() -> Response[bytes]:
     """Alive: the process answers HTTP."""
     return Response(b'{"status":"ok"}', media_type=JSON)
+
+
+@get("/health")
+async def health() -> Response[bytes]:
+    """Alive, answered as Compresr's server answers ``GET /health``: status and version."""
+    return Response(_HEALTH, media_type=JSON)
 
 
 @get("/readyz")

@@ -183,6 +183,11 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         empty=_EMPTY_ANSWER["search"],
     )
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
+    versioned = {
+        "type": "object",
+        "properties": {"status": {"type": "string"}, "version": {"type": "string"}},
+        "required": ["status", "version"],
+    }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -202,6 +207,24 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                         "200": {
                             "description": "Alive",
                             "content": {"application/json": {"schema": plain}},
+                        }
+                    },
+                }
+            },
+            "/health": {
+                "get": {
+                    "summary": "Health, as Compresr's server serves it",
+                    "operationId": "health",
+                    "description": (
+                        "The same answer as `/healthz` plus the service version: "
+                        '`{"status": "ok", "version": ...}`. Always open, no '
+                        "work behind it (no proxy release calls it; it is there for callers "
+                        "written against Compresr's server)."
+                    ),
+                    "responses": {
+                        "200": {
+                            "description": "Alive",
+                            "content": {"application/json": {"schema": versioned}},
                         }
                     },
                 }
