@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from tool_selector import __version__
 from tool_selector.errors import BadRequest, UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
+from tool_selector.http.search_id import search_id
 from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.state import AppState, state_of
 from tool_selector.lint.report import render_text
@@ -61,7 +62,8 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise
     finally:
         runtime.metrics.in_flight.dec()
-    _record(runtime, ask, outcome, time.perf_counter() - started, contract)
+    sid = search_id(request.scope)
+    _record(runtime, ask, outcome, contract, elapsed=time.perf_counter() - started, sid=sid)
     ranking = outcome.ranking
     shadow: ShadowCompare | None = request.app.state.get("shadow")
     tally = Tally(outcome.tools, round((time.perf_counter() - started) * 1000))
@@ -155,7 +157,7 @@ def _explained(outcome: Outcome) -> Explained:
 
 
 def _record(
-    runtime: AppState, ask: Ask, outcome: Outcome, elapsed: float, contract: Contract
+    runtime: AppState, ask: Ask, outcome: Outcome, contract: Contract, *, elapsed: float, sid: str
 ) -> None:
     _count(runtime, ask, outcome, elapsed, contract)
     pattern = runtime.redact(ask.pattern) if runtime.settings.log_redact else ask.pattern
@@ -163,6 +165,8 @@ def _record(
         runtime.logger,
         {
             "event": "search",
+            "search_id": sid,
+            "ranking": {"model": _model(runtime, outcome), "fusion": runtime.fusion_digest},
             "contract": contract.name,
             "pattern": pattern,
             "pattern_chars": ask.pattern_chars,
@@ -178,6 +182,14 @@ def _record(
             "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
         },
     )
+
+
+def _model(runtime: AppState, outcome: Outcome) -> str | None:
+    """The id of the embedding model that ranked (the static table's id carries its digest);
+    ``None`` on the lexical path, which reads no model."""
+    selector = runtime.selector
+    arm = {"hybrid": selector.encoder, "static": selector.static}.get(outcome.path)
+    return None if arm is None else arm.model_id
 
 
 def _count(

@@ -13,6 +13,7 @@ import yaml
 
 from tool_selector import __version__
 from tool_selector.http.handlers import RANKING_HEADER
+from tool_selector.http.search_id import SEARCH_ID_HEADER
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH, LintReport, LintRequest
 from tool_selector_client.wire import (
@@ -195,56 +196,71 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
             "version": __version__,
             "description": "Picks the few tools an LLM needs out of a catalog of hundreds.",
         },
-        "paths": {
-            SEARCH_PATH: {"post": search},
-            COMPRESS_PATH: {"post": _compress_operation()},
-            LINT_PATH: {"post": _lint_operation()},
-            "/healthz": {
-                "get": {
-                    "summary": "Liveness",
-                    "operationId": "healthz",
-                    "responses": {
-                        "200": {
-                            "description": "Alive",
-                            "content": {"application/json": {"schema": plain}},
-                        }
-                    },
-                }
-            },
-            "/health": {
-                "get": {
-                    "summary": "Health, as Compresr's server serves it",
-                    "operationId": "health",
-                    "description": (
-                        "The same answer as `/healthz` plus the service version: "
-                        '`{"status": "ok", "version": ...}`. Always open, no '
-                        "work behind it (no proxy release calls it; it is there for callers "
-                        "written against Compresr's server)."
-                    ),
-                    "responses": {
-                        "200": {
-                            "description": "Alive",
-                            "content": {"application/json": {"schema": versioned}},
-                        }
-                    },
-                }
-            },
-            "/readyz": {
-                "get": {
-                    "summary": "Readiness (model loaded)",
-                    "operationId": "readyz",
-                    "responses": {
-                        "200": {
-                            "description": "Ready",
-                            "content": {"application/json": {"schema": plain}},
+        "paths": _with_search_id(
+            {
+                SEARCH_PATH: {"post": search},
+                COMPRESS_PATH: {"post": _compress_operation()},
+                LINT_PATH: {"post": _lint_operation()},
+                "/healthz": {
+                    "get": {
+                        "summary": "Liveness",
+                        "operationId": "healthz",
+                        "responses": {
+                            "200": {
+                                "description": "Alive",
+                                "content": {"application/json": {"schema": plain}},
+                            }
                         },
-                        "503": _error("Not ready yet."),
-                    },
-                }
-            },
-        },
+                    }
+                },
+                "/health": {
+                    "get": {
+                        "summary": "Health, as Compresr's server serves it",
+                        "operationId": "health",
+                        "description": (
+                            "The same answer as `/healthz` plus the service version: "
+                            '`{"status": "ok", "version": ...}`. Always open, no '
+                            "work behind it (no proxy release calls it; it is there for callers "
+                            "written against Compresr's server)."
+                        ),
+                        "responses": {
+                            "200": {
+                                "description": "Alive",
+                                "content": {"application/json": {"schema": versioned}},
+                            }
+                        },
+                    }
+                },
+                "/readyz": {
+                    "get": {
+                        "summary": "Readiness (model loaded)",
+                        "operationId": "readyz",
+                        "responses": {
+                            "200": {
+                                "description": "Ready",
+                                "content": {"application/json": {"schema": plain}},
+                            },
+                            "503": _error("Not ready yet."),
+                        },
+                    }
+                },
+            }
+        ),
         "components": {"schemas": components, "securitySchemes": SECURITY_SCHEMES},
     }
+
+
+def _with_search_id(paths: dict[str, Any]) -> dict[str, Any]:
+    """Every response of every operation gets the ``X-Tool-Selector-Search-Id`` header."""
+    for operations in paths.values():
+        for operation in operations.values():
+            for response in operation["responses"].values():
+                response.setdefault("headers", {})[SEARCH_ID_HEADER] = {
+                    "description": "This answer's id (32 hex digits); a search's log line "
+                    "repeats it.",
+                    "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+                }
+    return paths
 
 
 def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
