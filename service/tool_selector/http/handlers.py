@@ -62,11 +62,11 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise
     finally:
         runtime.metrics.in_flight.dec()
-    sid = search_id(request.scope)
-    _record(runtime, ask, outcome, contract, elapsed=time.perf_counter() - started, sid=sid)
+    elapsed = time.perf_counter() - started
+    _record(runtime, ask, outcome, contract, elapsed=elapsed, sid=search_id(request.scope))
     ranking = outcome.ranking
     shadow: ShadowCompare | None = request.app.state.get("shadow")
-    tally = Tally(outcome.tools, round((time.perf_counter() - started) * 1000))
+    tally = Tally(outcome.tools, round(elapsed * 1000))
     return Response(
         contract.answer(ranking.names, _explained(outcome) if ask.explain else None, tally),
         media_type=JSON,
