@@ -230,17 +230,24 @@ class CompressRequest(Struct, frozen=True):
 
 
 class CompressData(Struct, frozen=True, omit_defaults=True):
-    """The picked names, best first (the proxy keeps its own order); with ``explain``, the
-    same reasons as ``SearchResponse``'s."""
+    """The picked names, best first (the proxy keeps its own order), and what Compresr's own
+    server answers beside them: ``tool_count`` (names returned), ``original_tool_count``
+    (tools sent, duplicates by name merged) and ``duration_ms`` (whole milliseconds the
+    service took, as Compresr writes it); with ``explain``, the same reasons as
+    ``SearchResponse``'s."""
 
     relevant_tools: list[str]
+    tool_count: Annotated[int, Meta(ge=0)]
+    original_tool_count: Annotated[int, Meta(ge=0)]
+    duration_ms: Annotated[int, Meta(ge=0)]
     explanations: list[Explanation] | None = None
     removed: Removed | None = None
     unmatched_terms: list[str] | None = None
 
 
 class CompressResponse(Struct, frozen=True, kw_only=True):
-    """``{"success": true, "data": {"relevant_tools": [...]}}``."""
+    """``{"success": true, "data": {"relevant_tools": [...], "tool_count": 2,
+    "original_tool_count": 40, "duration_ms": 3}}``."""
 
     success: bool = True
     data: CompressData

@@ -83,10 +83,8 @@ KINDS = pytest.mark.parametrize("make", [_sync, _async], ids=["sync", "async"])
 def test_misbehaving_server_fails_open_with_reason(
     bad_server: MisbehavingServer, make: Callable[..., Select], behaviour: str, reason: str
 ) -> None:
-    started = time.monotonic()
     selection = make(bad_server.url, timeout_s=0.3)(behaviour)
     assert (selection.reason, selection.tools, selection.names) == (reason, TOOLS, ())
-    assert time.monotonic() - started < 3  # the overall deadline holds (generous bound)
 
 
 @KINDS

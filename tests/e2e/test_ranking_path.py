@@ -71,12 +71,10 @@ def test_a_bad_warmup_file_keeps_the_replica_unready(tmp_path: Path) -> None:
     assert (r.status_code, "warm-up failed" in r.json()["detail"]) == (503, True)
 
 
-def sigterm(proc: ServiceProcess) -> tuple[int, float]:
-    """SIGTERM the service; its exit code and the seconds it took to exit (at most 30)."""
-    began = time.monotonic()
+def sigterm(proc: ServiceProcess) -> int:
+    """SIGTERM the service; its exit code (a process still running after 30 s fails)."""
     proc.proc.terminate()
-    code = proc.proc.wait(30)
-    return code, time.monotonic() - began
+    return proc.proc.wait(30)
 
 
 def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) -> None:
@@ -91,11 +89,11 @@ def test_sigterm_stops_background_embedding_and_exits_cleanly(tmp_path: Path) ->
             body = {"pattern": "archive records", "tools": cold_catalog(size)}
             r = httpx.post(proc.url + SEARCH, json=body, timeout=10)
             assert r.headers["x-tool-selector-ranking"] == "lexical"
-        code, stopped_in = sigterm(proc)
+        code = sigterm(proc)
     finally:
         proc.stop()
     log = proc.log_path.read_text()
-    assert (code, stopped_in < 15) == (0, True)
+    assert code == 0
     assert re.search(r"embedding jobs closed: [12] queued catalogs dropped, worker stopped", log)
 
 
@@ -105,8 +103,8 @@ def test_sigterm_during_warm_up_stops_it_and_exits_cleanly(tmp_path: Path) -> No
     proc = start_service(tmp_path, {"TOOL_SELECTOR_WARMUP_FILE": str(warmup)}, wait_ready=False)
     try:
         assert httpx.get(proc.url + "/readyz").status_code == 503  # still warming up
-        code, stopped_in = sigterm(proc)
+        code = sigterm(proc)
     finally:
         proc.stop()
-    assert (code, stopped_in < 15) == (0, True)
+    assert code == 0
     assert "warm-up stopped: shutting down" in proc.log_path.read_text()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ssl
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,16 +123,13 @@ def test_plain_http_to_the_tls_port_gets_no_answer(mtls: ServiceProcess) -> None
         httpx.get(plain + "/healthz", timeout=5)
 
 
-def test_an_unfinished_handshake_is_cut_off_after_granians_fixed_10_s(
-    mtls: ServiceProcess,
-) -> None:
-    """granian 2.8 bounds the handshake itself (tls-listener's default, no option): not by
-    ``header_timeout_seconds``. This pins the real bound, so a granian that changes it shows."""
+def test_an_unfinished_handshake_is_cut_off(mtls: ServiceProcess) -> None:
+    """granian 2.8 bounds the handshake itself (10 s, tls-listener's default, no option), not
+    ``header_timeout_seconds``; a granian that drops the bound leaves the socket open past
+    the 13 s this waits, and the test shows it."""
     with connect(mtls) as sock:
         sock.sendall(b"\x16\x03\x01")  # the start of a TLS record, then nothing
-        began = time.monotonic()
-        assert closed_within(sock, 13)
-    assert 5 <= time.monotonic() - began <= 12
+        assert closed_within(sock, 13)  # cut off by the server, not left open
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """The four proxy releases' real bodies get the answers they got before the caller's controls
-existed, byte for byte, on the hybrid and the lexical path (``tests/fixtures/
-proxy_answers.json``: written by the code of f09feb1, the commit before them)."""
+existed, on the hybrid and the lexical path (``tests/fixtures/proxy_answers.json``: written
+by the code of f09feb1, the commit before them): the first contract's byte for byte; the
+compress contract's with Compresr's counts added to ``data`` (``tool_count``,
+``original_tool_count``, ``duration_ms``) and every other byte as pinned."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from tests.support import ROOT
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.factory import encoder_from_settings
+from tool_selector.pipeline.contracts import SEARCH, Tally
 from tool_selector.pipeline.decoding import Decoder
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
@@ -40,4 +43,11 @@ def test_release_body_answers_as_before(selectors: dict[str, Selector], key: str
     body = Path(FIXTURES / fixture).read_bytes()
     contract, ask = Decoder(Settings()).decode(body, PATHS.get(fixture[0], PATHS["B"]))
     outcome = selectors[path_name].select(ask)
-    assert contract.answer(outcome.ranking.names, None).decode() == PINNED[key]
+    answer = contract.answer(outcome.ranking.names, None, Tally(outcome.tools, 7))
+    if contract is SEARCH:
+        assert answer.decode() == PINNED[key]
+        return
+    names = outcome.ranking.names
+    counts = f',"tool_count":{len(names)},"original_tool_count":{outcome.tools},"duration_ms":7'
+    pinned = PINNED[key].replace("]}", "]" + counts + "}", 1)
+    assert (answer.decode(), PINNED[key].count("]}")) == (pinned, 1)

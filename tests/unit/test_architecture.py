@@ -59,6 +59,15 @@ def test_the_core_rooms_import_no_framework_and_nothing_of_the_edge(path: Path) 
 @pytest.mark.parametrize(
     "path", [p for p in modules("tool_selector") if not room(p).startswith("http/")], ids=room
 )
+def test_the_web_framework_lives_in_the_http_room_alone(path: Path) -> None:
+    """Litestar and granian (the app and the server that starts it) are ``http/``'s; the
+    command line asks ``http.server`` for the server's options and its start."""
+    assert not {m for m in imports_of(path) if m.split(".")[0] in {"litestar", "granian"}}
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in modules("tool_selector") if not room(p).startswith("http/")], ids=room
+)
 def test_only_the_cli_imports_the_http_room(path: Path) -> None:
     uses_http = any(m.startswith("tool_selector.http") for m in imports_of(path))
     assert not uses_http or room(path) in HTTP_IMPORTERS

@@ -196,11 +196,16 @@ def test_the_most_asked_queued_catalog_is_embedded_first() -> None:
 
 
 def test_warm_up_yields_while_a_request_catalog_is_embedded() -> None:
-    jobs = EmbeddingJobs()
-    jobs.enqueue(jobs.claim("asked")[0], lambda: waiting(threading.Event(), 0.3))
-    began = time.monotonic()
+    jobs, embedded = EmbeddingJobs(), threading.Event()
+
+    def asked() -> FloatArray:
+        matrix = waiting(threading.Event(), 0.3)
+        embedded.set()
+        return matrix
+
+    jobs.enqueue(jobs.claim("asked")[0], asked)
     jobs.yield_to_asked()
-    assert time.monotonic() - began >= 0.25
+    assert embedded.is_set()
 
 
 def test_warm_embeds_a_catalog_ahead_of_requests() -> None:
@@ -249,9 +254,8 @@ def test_close_stops_background_embedding_between_chunks() -> None:
     many = [Tool(name=f"tool_{i}", description=f"does thing {i}") for i in range(640)]
     assert sel.select(request(tools=many)).deferred
     wait_until(lambda: enc.texts > 0, 5, "background embedding")
-    began = time.monotonic()
     assert sel.jobs.close(timeout=5)
-    assert (time.monotonic() - began < 2, enc.texts < len(many), sel.jobs.depth) == (True, True, 0)
+    assert (enc.texts < len(many), sel.jobs.depth) == (True, 0)
 
 
 def test_after_close_nothing_is_queued_and_no_thread_starts() -> None:

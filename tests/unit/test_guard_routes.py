@@ -48,5 +48,6 @@ def test_auth_metrics_puts_metrics_behind_the_token(client: TestClient[Any], pat
     assert (without.status_code, with_key.status_code) == (401, 200)
 
 
-def test_liveness_stays_open_with_auth_metrics(client: TestClient[Any]) -> None:
-    assert client.get("/healthz").status_code == 200
+@pytest.mark.parametrize("path", ["/healthz", "/health"], ids=["healthz", "health"])
+def test_liveness_stays_open_with_auth_metrics(client: TestClient[Any], path: str) -> None:
+    assert client.get(path).status_code == 200

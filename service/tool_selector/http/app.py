@@ -19,11 +19,20 @@ from tool_selector.embeddings.onnx import ONNX_MODEL_ID
 from tool_selector.http.auth import KeyRing
 from tool_selector.http.edge import error_response
 from tool_selector.http.guard import guard_middleware
-from tool_selector.http.handlers import compress, healthz, lint_catalog, metrics, readyz, search
+from tool_selector.http.handlers import (
+    compress,
+    health,
+    healthz,
+    lint_catalog,
+    metrics,
+    readyz,
+    search,
+)
+from tool_selector.http.search_id import stamp
 from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.startup import limit_blas_threads, load_encoder
 from tool_selector.http.state import AppState, EncoderFactory
-from tool_selector.http.wiring import build_selector
+from tool_selector.http.wiring import build_selector, fusion_digest
 from tool_selector.http.workers import WorkerPool
 from tool_selector.logs import Redactor
 from tool_selector.metrics import Metrics, ShadowMetrics
@@ -43,8 +52,9 @@ def create_app(
     """Build the ASGI app. Nothing heavy happens here; the model loads in the lifespan."""
     state = build_state(settings, encoder_factory, registry or CollectorRegistry())
     app = Litestar(
-        route_handlers=[search, compress, lint_catalog, healthz, readyz, metrics],
+        route_handlers=[search, compress, lint_catalog, health, healthz, readyz, metrics],
         exception_handlers={Exception: error_response},
+        before_send=[stamp],
         middleware=[guard_middleware(state, KeyRing.from_settings(settings))],
         request_max_body_size=settings.max_body_bytes,
         lifespan=[partial(_lifespan, state)],
@@ -67,15 +77,17 @@ def build_state(
     metrics_ = Metrics(registry)
     naive = settings.pipeline == "naive"
     kind = _naive_selector() if naive else Selector
+    selector = build_selector(settings, metrics_, kind)
     state = AppState(
         settings=settings,
         decoder=Decoder(settings, name_by_bytes=not naive and settings.reuse_raw_tools),
-        selector=build_selector(settings, metrics_, kind),
+        selector=selector,
         metrics=metrics_,
         encoder_factory=encoder_factory,
         logger=logger,
         workers=WorkerPool(settings.worker_threads),
         redact=Redactor(settings.log_redact_key),
+        fusion_digest=fusion_digest(selector),
     )
     model = settings.model_path or BUNDLED_MODEL_ID
     state.metrics.build.info(

@@ -29,8 +29,8 @@ the connection after it: the unread rest of the body would otherwise be parsed a
 request on a keep-alive connection. A refusal after the body was read leaves the connection
 open for the next request.
 
-``/metrics`` is guarded by auth only when ``auth_metrics`` is set. ``/healthz`` and
-``/readyz`` are always open (probes carry no credentials).
+``/metrics`` is guarded by auth only when ``auth_metrics`` is set. ``/healthz``, ``/health``
+and ``/readyz`` are always open (probes carry no credentials).
 """
 
 from __future__ import annotations

@@ -15,21 +15,24 @@ import msgspec
 from litestar import Request, Response, get, post
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from tool_selector import __version__
 from tool_selector.errors import BadRequest, UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
+from tool_selector.http.search_id import search_id
 from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.state import AppState, state_of
 from tool_selector.lint.report import render_text
 from tool_selector.lint.request import lint_body
 from tool_selector.logs import log_request
 from tool_selector.pipeline.ask import Ask
-from tool_selector.pipeline.contracts import Contract, Explained
+from tool_selector.pipeline.contracts import Contract, Explained, Tally
 from tool_selector.pipeline.selector import Outcome
 from tool_selector_client.catalog_lint import LINT_PATH
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation, Removed
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
 TEXT = "text/plain; charset=utf-8"
+_HEALTH = msgspec.json.encode({"status": "ok", "version": __version__})
 
 
 @post(SEARCH_PATH, status_code=200)
@@ -59,11 +62,13 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise
     finally:
         runtime.metrics.in_flight.dec()
-    _record(runtime, ask, outcome, time.perf_counter() - started, contract)
+    elapsed = time.perf_counter() - started
+    _record(runtime, ask, outcome, contract, elapsed=elapsed, sid=search_id(request.scope))
     ranking = outcome.ranking
     shadow: ShadowCompare | None = request.app.state.get("shadow")
+    tally = Tally(outcome.tools, round(elapsed * 1000))
     return Response(
-        contract.answer(ranking.names, _explained(outcome) if ask.explain else None),
+        contract.answer(ranking.names, _explained(outcome) if ask.explain else None, tally),
         media_type=JSON,
         headers={RANKING_HEADER: outcome.path},
         background=shadow.task(ask, outcome.catalog, ranking.names)
@@ -106,6 +111,12 @@ async def healthz() -> Response[bytes]:
     return Response(b'{"status":"ok"}', media_type=JSON)
 
 
+@get("/health")
+async def health() -> Response[bytes]:
+    """Alive, answered as Compresr's server answers ``GET /health``: status and version."""
+    return Response(_HEALTH, media_type=JSON)
+
+
 @get("/readyz")
 async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Ready: the embedding model is loaded and hybrid answers are possible."""
@@ -146,7 +157,7 @@ def _explained(outcome: Outcome) -> Explained:
 
 
 def _record(
-    runtime: AppState, ask: Ask, outcome: Outcome, elapsed: float, contract: Contract
+    runtime: AppState, ask: Ask, outcome: Outcome, contract: Contract, *, elapsed: float, sid: str
 ) -> None:
     _count(runtime, ask, outcome, elapsed, contract)
     pattern = runtime.redact(ask.pattern) if runtime.settings.log_redact else ask.pattern
@@ -154,6 +165,8 @@ def _record(
         runtime.logger,
         {
             "event": "search",
+            "search_id": sid,
+            "ranking": {"model": _model(runtime, outcome), "fusion": runtime.fusion_digest},
             "contract": contract.name,
             "pattern": pattern,
             "pattern_chars": ask.pattern_chars,
@@ -169,6 +182,14 @@ def _record(
             "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
         },
     )
+
+
+def _model(runtime: AppState, outcome: Outcome) -> str | None:
+    """The id of the embedding model that ranked (the static table's id carries its digest);
+    ``None`` on the lexical path, which reads no model."""
+    selector = runtime.selector
+    arm = {"hybrid": selector.encoder, "static": selector.static}.get(outcome.path)
+    return None if arm is None else arm.model_id
 
 
 def _count(

@@ -13,6 +13,7 @@ import yaml
 
 from tool_selector import __version__
 from tool_selector.http.handlers import RANKING_HEADER
+from tool_selector.http.search_id import SEARCH_ID_HEADER
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH, LintReport, LintRequest
 from tool_selector_client.wire import (
@@ -104,6 +105,9 @@ def _search_operation(
         "operationId": op_id,
         "requestBody": {
             "required": True,
+            "description": "Strings are text wherever they sit: a lone UTF-16 surrogate escape "
+            "(`\\ud83d`, a string cut mid-emoji as `JSON.stringify` writes it) reads as "
+            "U+FFFD, never refused.",
             "content": {"application/json": {"schema": _ref(request)}},
         },
         "responses": {
@@ -199,6 +203,11 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         empty=_EMPTY_ANSWER["search"],
     )
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
+    versioned = {
+        "type": "object",
+        "properties": {"status": {"type": "string"}, "version": {"type": "string"}},
+        "required": ["status", "version"],
+    }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -207,38 +216,71 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
             "description": "Picks the few tools an LLM needs out of a catalog of hundreds.\n\n"
             + _PROXY_CONFIGURATION,
         },
-        "paths": {
-            SEARCH_PATH: {"post": search},
-            COMPRESS_PATH: {"post": _compress_operation()},
-            LINT_PATH: {"post": _lint_operation()},
-            "/healthz": {
-                "get": {
-                    "summary": "Liveness",
-                    "operationId": "healthz",
-                    "responses": {
-                        "200": {
-                            "description": "Alive",
-                            "content": {"application/json": {"schema": plain}},
-                        }
-                    },
-                }
-            },
-            "/readyz": {
-                "get": {
-                    "summary": "Readiness (model loaded)",
-                    "operationId": "readyz",
-                    "responses": {
-                        "200": {
-                            "description": "Ready",
-                            "content": {"application/json": {"schema": plain}},
+        "paths": _with_search_id(
+            {
+                SEARCH_PATH: {"post": search},
+                COMPRESS_PATH: {"post": _compress_operation()},
+                LINT_PATH: {"post": _lint_operation()},
+                "/healthz": {
+                    "get": {
+                        "summary": "Liveness",
+                        "operationId": "healthz",
+                        "responses": {
+                            "200": {
+                                "description": "Alive",
+                                "content": {"application/json": {"schema": plain}},
+                            }
                         },
-                        "503": _error("Not ready yet."),
-                    },
-                }
-            },
-        },
+                    }
+                },
+                "/health": {
+                    "get": {
+                        "summary": "Health, as Compresr's server serves it",
+                        "operationId": "health",
+                        "description": (
+                            "The same answer as `/healthz` plus the service version: "
+                            '`{"status": "ok", "version": ...}`. Always open, no '
+                            "work behind it (no proxy release calls it; it is there for callers "
+                            "written against Compresr's server)."
+                        ),
+                        "responses": {
+                            "200": {
+                                "description": "Alive",
+                                "content": {"application/json": {"schema": versioned}},
+                            }
+                        },
+                    }
+                },
+                "/readyz": {
+                    "get": {
+                        "summary": "Readiness (model loaded)",
+                        "operationId": "readyz",
+                        "responses": {
+                            "200": {
+                                "description": "Ready",
+                                "content": {"application/json": {"schema": plain}},
+                            },
+                            "503": _error("Not ready yet."),
+                        },
+                    }
+                },
+            }
+        ),
         "components": {"schemas": components, "securitySchemes": SECURITY_SCHEMES},
     }
+
+
+def _with_search_id(paths: dict[str, Any]) -> dict[str, Any]:
+    """Every response of every operation gets the ``X-Tool-Selector-Search-Id`` header."""
+    for operations in paths.values():
+        for operation in operations.values():
+            for response in operation["responses"].values():
+                response.setdefault("headers", {})[SEARCH_ID_HEADER] = {
+                    "description": "This answer's id (32 hex digits); a search's log line "
+                    "repeats it.",
+                    "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+                }
+    return paths
 
 
 def _apply_limits(components: dict[str, Any], settings: Settings) -> None:

@@ -39,6 +39,8 @@ class AppState:
     load_error: str | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
     redact: Redactor = field(default_factory=Redactor)
+    #: The fitted constants' digest (``wiring.fusion_digest``), logged with every search.
+    fusion_digest: str = ""
 
 
 def state_of(request: Request[Any, Any, Any]) -> AppState:

@@ -5,7 +5,10 @@ Kept apart from ``app.py`` so the app factory stays wiring-only and short.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+
+import msgspec
 
 from tool_selector.embeddings.breaker import BreakerState
 from tool_selector.embeddings.cache import (
@@ -88,3 +91,22 @@ def build_cache(
         observer=observer,
     )
     return TieredCache(near, far)
+
+
+def fusion_digest(selector: Selector) -> str:
+    """The ranking version's second half (the first is the model's id): sha256 of every
+    fitted constant the selector ranks with (fusion weights and floors of each arm,
+    calibrations, BM25 field weights, context weights), 16 hex digits. Computed once when
+    the app is built; a refit or a changed constant changes it, so two log lines with the
+    same digest and model were ranked by the same rules."""
+    fitted = [
+        selector.params,
+        selector.weights,
+        selector.static_params,
+        selector.cross_params,
+        selector.context_weights,
+        selector.multilingual_params,
+        selector.gloss_share,
+    ]
+    encoded = msgspec.json.encode(fitted, order="deterministic")
+    return hashlib.sha256(encoded).hexdigest()[:16]

@@ -18,6 +18,7 @@ from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.decoding import Decoder
 from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.surrogates import decode_text
 from tool_selector_client.catalog_lint import LintReport
 from tool_selector_client.wire import Tool
 
@@ -56,7 +57,7 @@ def lint_body(body: bytes, decoder: Decoder, selector: Selector) -> LintReport:
     if not body.strip():
         raise BadRequest("empty_body", "request body is empty; send a JSON object")
     try:
-        head = _HEAD.decode(body)
+        head = decode_text(_HEAD.decode, body, DECODE_ERRORS)  # lone surrogates: U+FFFD
     except DECODE_ERRORS as exc:
         raise bad_request(exc) from exc
     if (head.catalog is None) == (not head.tools):

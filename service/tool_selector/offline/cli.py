@@ -117,33 +117,10 @@ def _print_settings() -> int:
 
 def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
     try:
-        settings, tls = apply_security_arguments(settings, args)
+        settings, options = apply_security_arguments(settings, args)
     except ConfigError as exc:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
-    return _serve(settings, args.host, args.port, tls)
+    from tool_selector.http.server import serve  # noqa: PLC0415 - loads granian
 
-
-def _serve(
-    settings: Settings, host: str | None, port: int | None, tls: dict[str, Any] | None = None
-) -> int:
-    from granian import Granian  # noqa: PLC0415
-    from granian.constants import Interfaces, Loops  # noqa: PLC0415
-
-    host = host or settings.host
-    port = settings.port if port is None else port
-    # granian's factory re-reads the environment in the worker, so pass overrides through it
-    os.environ["TOOL_SELECTOR_HOST"] = host
-    os.environ["TOOL_SELECTOR_PORT"] = str(port)
-    Granian(
-        "tool_selector.http.app:app_from_env",
-        factory=True,
-        address=host,
-        port=port,
-        interface=Interfaces.ASGI,
-        workers=1,
-        loop=Loops.uvloop,
-        log_access=False,
-        **(tls or {}),
-    ).serve()
-    return 0
+    return serve(settings, args.host, args.port, options)

@@ -1,4 +1,5 @@
-"""The security flags of ``tool-selector serve`` and the checks that run before granian starts.
+"""The security flags of ``tool-selector serve`` and the checks that run before the server
+starts (``http.server`` starts it).
 
 ``--tls-cert``/``--tls-key`` serve HTTPS; ``--tls-client-ca`` adds mandatory client
 certificates (mTLS). Each flag overrides its ``TOOL_SELECTOR_TLS_*`` setting. Inconsistent
@@ -13,6 +14,7 @@ from typing import Any
 
 from tool_selector.errors import ConfigError
 from tool_selector.http.auth import KeyRing, check_exposure, tls_config
+from tool_selector.http.server import server_options
 from tool_selector.settings import Settings
 
 
@@ -36,7 +38,8 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
 def apply_security_arguments(
     settings: Settings, args: argparse.Namespace
 ) -> tuple[Settings, dict[str, Any]]:
-    """Settings with the flags applied, plus granian keyword arguments (TLS, header timeout).
+    """Settings with the flags applied, plus the server's options (``http.server``: TLS,
+    header timeout).
 
     Raises ``ConfigError`` for half-configured TLS, unreadable files, or an open bind.
     """
@@ -50,12 +53,7 @@ def apply_security_arguments(
     settings = settings.with_overrides(**{k: v for k, v in changes.items() if v is not None})
     tls = tls_config(settings)
     check_exposure(settings, KeyRing.from_settings(settings), tls)
-    from granian.http import HTTP1Settings  # noqa: PLC0415
-
-    options: dict[str, Any] = tls.granian_kwargs() if tls else {}
-    timeout_ms = max(1, round(settings.header_timeout_seconds * 1000))
-    options["http1_settings"] = HTTP1Settings(header_read_timeout=timeout_ms)
-    return settings, options
+    return settings, server_options(settings, tls)
 
 
 def add_probe_command(sub: Any) -> None:

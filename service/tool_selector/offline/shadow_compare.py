@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tool_selector.offline.proxy_log import Event, Search, outcomes, parse_event
+from tool_selector.pipeline.surrogates import mend_surrogates
 from tool_selector_client.compare import Agreement, agreement
 from tool_selector_client.definitions import by_name, described, tool_description, tool_name
 from tool_selector_client.relevance import relevance_select
@@ -136,7 +137,7 @@ def _decode(line: str) -> dict[str, Any] | str:
     if not line.strip():
         return "blank line"
     try:
-        record = json.loads(line)
+        record = json.loads(mend_surrogates(line.encode()))
     except RecursionError:
         return "not JSON: nested too deep"
     except ValueError:

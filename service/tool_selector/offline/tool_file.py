@@ -9,7 +9,8 @@ Accepted, as JSON or as JSONL (one entry per line):
   the proxy's pre-filter ``{name, description, parameters: <the raw object>}``, or a
   ``session_tools.json`` entry ``{tool_name, schema}``.
 
-Repeated names keep their first definition (one proxy release sends every tool twice).
+Repeated names keep their first definition (one proxy release sends every tool twice). A lone
+surrogate escape is read as U+FFFD, as the service reads it (``pipeline.surrogates``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tool_selector.pipeline.surrogates import mend_surrogates
 from tool_selector_client.definitions import by_name, tool_name
 
 
@@ -45,14 +47,14 @@ def _unwrap(entry: Any) -> Any:
 
 def _entries(text: str, path: Path) -> list[Any]:
     try:
-        whole = json.loads(text)
+        whole = json.loads(mend_surrogates(text.encode()))
     except ValueError:
         whole = None
         rows: list[Any] = []
         for number, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    rows.append(json.loads(mend_surrogates(line.encode())))
                 except ValueError as exc:
                     raise ToolFileError(f"{path}:{number}: not JSON ({exc})") from exc
         return rows

@@ -7,8 +7,10 @@ which contract a request came in on.
 - ``SEARCH``: ``{pattern, top_k, always_keep, tools: [{name, description, definition}]}``
   -> ``{"selected_names": [...]}``; errors ``{"code", "detail"}``.
 - ``COMPRESS``: ``{query, max_tools, always_keep, tools: [{name, description, definition |
-  parameters}]}`` -> ``{"success": true, "data": {"relevant_tools": [...]}}``; errors carry
-  the proxy's ``success``/``error``/``message`` and our ``code``/``detail``.
+  parameters}]}`` -> ``{"success": true, "data": {"relevant_tools": [...], "tool_count",
+  "original_tool_count", "duration_ms"}}`` (Compresr's own server's answer shape: the
+  ``Tally``); errors carry the proxy's ``success``/``error``/``message`` and our
+  ``code``/``detail``.
 
 The compress path takes both bodies: Context Gateway v0.5.2 posts the first contract's body
 there and reads ``selected_names``, so a body with ``pattern`` and no ``query`` is answered
@@ -66,7 +68,7 @@ class Contract:
     wire: type[msgspec.Struct]
     tool: type[msgspec.Struct]
     to_tool: Callable[[Any], Tool] | None
-    answer: Callable[[list[str], Explained | None], bytes]
+    answer: Callable[[list[str], Explained | None, Tally], bytes]
     fields: dict[str, str]
 
     def field(self, name: str) -> str:
@@ -89,7 +91,17 @@ class Explained:
     unmatched_terms: list[str] | None = None
 
 
-def _search_answer(names: list[str], why: Explained | None) -> bytes:
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What an answer may say besides the names: the tools sent (duplicates by name merged)
+    and the whole milliseconds the service took. The compress contract answers both, as
+    Compresr's server does; the search contract's bytes carry neither."""
+
+    tools: int
+    duration_ms: int
+
+
+def _search_answer(names: list[str], why: Explained | None, _: Tally) -> bytes:
     if why is None:
         return _ENCODER.encode(SearchResponse(selected_names=names))
     return _ENCODER.encode(
@@ -102,14 +114,15 @@ def _search_answer(names: list[str], why: Explained | None) -> bytes:
     )
 
 
-def _compress_answer(names: list[str], why: Explained | None) -> bytes:
-    if why is None:
-        return _ENCODER.encode(CompressResponse(data=CompressData(relevant_tools=names)))
+def _compress_answer(names: list[str], why: Explained | None, tally: Tally) -> bytes:
     data = CompressData(
         relevant_tools=names,
-        explanations=why.explanations,
-        removed=why.removed,
-        unmatched_terms=why.unmatched_terms,
+        tool_count=len(names),
+        original_tool_count=tally.tools,
+        duration_ms=tally.duration_ms,
+        explanations=None if why is None else why.explanations,
+        removed=None if why is None else why.removed,
+        unmatched_terms=None if why is None else why.unmatched_terms,
     )
     return _ENCODER.encode(CompressResponse(data=data))
 

@@ -20,6 +20,11 @@ own prose (its first and last prose parts around the paste, ``prose_pattern``); 
 has no prose either (or ``find_request`` is off), cut to its head and tail
 (``cut_pattern``).
 
+Strings are text: a lone UTF-16 surrogate escape anywhere in the body (half an emoji) is
+read as U+FFFD: msgspec refuses such a body (its scan of the raw tools too), and it is
+decoded once more with those escapes rewritten (``surrogates.decode_text``); the raw tools
+are then the rewritten bytes, so every string of the request is read alike.
+
 Decoding is strict (msgspec, no lax coercion: ``"top_k": "2"`` is an error); foreign decode
 errors become ``BadRequest`` through the one table in ``tool_selector.errors``. Known
 difference from decoding all at once: an error inside ``tools`` is reported after one in
@@ -38,6 +43,7 @@ import msgspec
 from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
+from tool_selector.pipeline.surrogates import decode_text
 from tool_selector.ranking.request_parts import PROSE_CHARS, REQUEST_CHARS, find_pattern
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Context, Tool
@@ -89,7 +95,7 @@ class Decoder:
         """Decode and validate ``body`` sent to ``path``; raises ``BadRequest``."""
         if not body.strip():
             raise BadRequest("empty_body", "request body is empty; send a JSON object")
-        contract, head = _head(body, path)
+        contract, head = decode_text(partial(_head, path=path), body, (BadRequest,))
         _check_head(head, self._settings, contract)
         raw: msgspec.Raw = head.tools
         key = None

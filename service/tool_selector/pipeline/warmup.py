@@ -10,6 +10,7 @@ import msgspec
 
 from tool_selector.errors import ConfigError
 from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.surrogates import mend_surrogates
 from tool_selector_client.wire import Tool
 
 
@@ -29,7 +30,7 @@ def read_warmup(path: Path) -> list[list[Tool]]:
         if not line.strip():
             continue
         try:
-            catalogs.append(decoder.decode(line).tools)
+            catalogs.append(decoder.decode(mend_surrogates(line)).tools)
         except msgspec.DecodeError as exc:
             raise ConfigError(f"TOOL_SELECTOR_WARMUP_FILE={path} line {number}: {exc}") from exc
     return catalogs
