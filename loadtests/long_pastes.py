@@ -365,6 +365,7 @@ class Result:
     seconds: float
     reading: str
     pattern: str
+    decode_seconds: float
 
 
 def requests_of(name: str, split: str, limit: int, seed: int) -> list[BenchQuery]:
@@ -421,17 +422,21 @@ class InProcess:
         self.selector.encoder = encoder_from_settings(settings)
         self.selector.multilingual = multilingual_from_settings(settings)
 
-    def ask(self, text: str, tools: list[dict[str, Any]]) -> tuple[list[str], float, str, str]:
-        """Names returned, seconds (decode and select), the reading ranked, the pattern."""
+    def ask(
+        self, text: str, tools: list[dict[str, Any]]
+    ) -> tuple[list[str], float, str, str, float]:
+        """Names returned, seconds (decode and select), the reading ranked, the pattern, and
+        the seconds of the decode alone (where the request is found)."""
         from tool_selector_client.wire import COMPRESS_PATH  # noqa: PLC0415
 
         body = json.dumps({"query": text, "tools": tools, "max_tools": 25}).encode()
         began = time.perf_counter()
         _, ask = self.decoder.decode(body, COMPRESS_PATH)
+        decoded = time.perf_counter()
         outcome = self.selector.select(ask)
         took = time.perf_counter() - began
         reading = getattr(ask, "pattern_kind", None) or ("sent" if not ask.pattern_cut else "?")
-        return list(outcome.ranking.names), took, str(reading), ask.pattern
+        return list(outcome.ranking.names), took, str(reading), ask.pattern, decoded - began
 
     def warm(self, tools: list[dict[str, Any]], timeout: float = 900) -> None:
         """Ask until the catalog is answered on the hybrid path (embedded)."""
@@ -457,18 +462,17 @@ def run(args: argparse.Namespace) -> list[Result]:
         tools = catalog(name, args.tools, queries)
         service.warm(tools)
         for q in queries:  # the request alone: what a paste can at best leave
-            names, took, reading, pattern = service.ask(q.text, tools)
-            results.append(
-                Result(Case(name, "alone", 0, q, q.text, ""), names, took, reading, pattern)
-            )
+            names, took, reading, pattern, found = service.ask(q.text, tools)
+            case = Case(name, "alone", 0, q, q.text, "")
+            results.append(Result(case, names, took, reading, pattern, found))
         for kb in args.sizes:
             for placement in args.placements:
                 for q in queries:
                     seed = f"{args.seed}:{name}:{q.id}:{placement}:{kb}"
                     text, kinds = message(q.text, placement, kb, seed)
-                    names, took, reading, pattern = service.ask(text, tools)
+                    names, took, reading, pattern, found = service.ask(text, tools)
                     case = Case(name, placement, kb, q, text, kinds)
-                    results.append(Result(case, names, took, reading, pattern))
+                    results.append(Result(case, names, took, reading, pattern, found))
     return results
 
 
@@ -515,13 +519,19 @@ def report(results: Sequence[Result], args: argparse.Namespace) -> str:
         f"request alone keeps {len(alone)} of "
         f"{sum(1 for r in results if r.case.kb == 0)} |"
     )
-    rows += ["", "| size | messages | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|---:|"]
+    rows += [
+        "",
+        "| size | messages | p50 ms | p99 ms | max ms | decode (finding) p50 / p99 ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for kb in [0, *args.sizes]:
         took = [r.seconds * 1000 for r in results if r.case.kb == kb]
+        found = [r.decode_seconds * 1000 for r in results if r.case.kb == kb]
         if took:
             rows.append(
                 f"| {f'{kb} KB' if kb else 'request alone'} | {len(took)} | "
-                f"{statistics.median(took):.1f} | {quantile(took, 0.99):.1f} | {max(took):.1f} |"
+                f"{statistics.median(took):.1f} | {quantile(took, 0.99):.1f} | {max(took):.1f} | "
+                f"{statistics.median(found):.1f} / {quantile(found, 0.99):.1f} |"
             )
     return "\n".join(rows)
 

@@ -358,3 +358,21 @@ def test_find_pattern_is_read_message_without_the_kind() -> None:
     assert find_pattern(message, REQUEST_CHARS, PROSE_CHARS) == ROE
     assert find_pattern(CSV * 250, REQUEST_CHARS, PROSE_CHARS) is None
     assert PATTERN_KINDS == ("request_found", "prose_fallback", "positional_cut")
+
+
+def test_a_long_requests_details_stay_with_it() -> None:
+    line = (
+        "I need to rent a car in Los Angeles for a family trip next week, something big "
+        "enough for five people and their luggage. I'll be picking it up on April 8th 2023 "
+        "at 10 in the morning at the airport terminal. It goes back on April 10th to the "
+        "same place, with a full tank. Our flight lands at terminal 4 around half past nine."
+    )
+    assert len(line) > 300  # read as sentences, not as one part
+    message = f"{PY_TRACE * 20}\n{line}\n{PY_TRACE * 20}"
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (line, "request_found")
+
+
+def test_the_prose_fallback_leaves_out_documentation_speaking_to_its_reader() -> None:
+    manual = "If you run more than one replica, make sure the cache is shared."
+    message = f"{manual}\n{JSON * 40}\n{STATEMENT}\n{JSON * 40}"
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (STATEMENT, "prose_fallback")

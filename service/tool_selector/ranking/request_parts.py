@@ -243,15 +243,23 @@ def parts(text: str) -> list[Part]:
 
 def _line_parts(line: str, offset: int) -> list[Part]:
     """A prose line as parts: a short line whole, scored by its best sentence (a request's
-    own details stay with it); a longer one, its sentences."""
+    own details stay with it); a longer one, its sentences, where a plain sentence after a
+    request sentence is that request's detail ("I need to rent a car. I'll pick it up on
+    April 8th at 10.") and scores ``REQUEST_SCORE``: kept when the budget has room, after
+    the stronger parts, rather than dropped."""
     sentences = _SENTENCE.split(line)
     if len(line) <= LINE_CHARS:
         return [Part(line, offset, max(request_score(s) for s in sentences))]
     out: list[Part] = []
     begin = 0
+    asked = False
     for sentence in sentences:
         begin = line.find(sentence, begin)
-        out.append(Part(sentence, offset + begin, request_score(sentence)))
+        score = request_score(sentence)
+        if asked and 0 <= score < REQUEST_SCORE and _plain(sentence.split()):
+            score = REQUEST_SCORE
+        asked = score >= REQUEST_SCORE
+        out.append(Part(sentence, offset + begin, score))
         begin += len(sentence)
     return out
 
@@ -393,10 +401,12 @@ def prose_pattern(text: str, budget: int) -> str | None:
 
 
 def _own_words(found: list[Part], budget: int) -> str | None:
-    prose = [p.text for p in found if _is_prose(p.text)]
-    # a line ending in a colon frames the paste after it ("Here is the log:"): it names
-    # what follows, not the need, so it is ranked only when the message has nothing else
-    prose = [p for p in prose if not p.endswith(":")] or prose
+    candidates = [p for p in found if _is_prose(p.text)]
+    # a line ending in a colon frames the paste after it ("Here is the log:"), and a part
+    # scoring below 0 is documentation speaking to its reader ("You can override ..."):
+    # neither is the sender's need, so they are ranked only when there is nothing else
+    mine = [p.text for p in candidates if p.score >= 0 and not p.text.endswith(":")]
+    prose = mine or [p.text for p in candidates]
     if not prose:
         return None
     joined = " ".join(prose)
