@@ -11,25 +11,38 @@ order (``request_pattern``).
 Reading a part, in two steps:
 
 - **pasted** (not a part at all): the shapes of machine text. A log line (a timestamp or a
-  level first), a stack-trace line (``at a.b(C.java:1)``, ``File "x.py", line 3``,
+  level first; an access log's client IP or host first, nginx and Apache; syslog's
+  ``Nov 27 10:00:01``; epoch seconds; ``key=value`` pairs, logfmt; JSON lines), a
+  stack-trace line (``at a.b(C.java:1)``, ``File "x.py", line 3``,
   ``Traceback``, ``Caused by:``, ``... 42 more``, ``ValueError:``), code and configuration
   (indented four spaces or a tab, comments, statements, ``key: value``), JSON, XML and
   HTML, a Markdown table row or rule, a bold heading, a quoted line (``>``), a shell
-  prompt, a line of URLs only, CSV or TSV fields, a base64 or hex run, and a line whose
-  template (digits as one mark) comes ``REPEATS`` times (a log, a generated list). A
-  sentence whose words are mostly not plain words (identifiers, paths) scores 0.
+  prompt, a line of URLs only, a quoted e-mail's ``On ... wrote:``, CSV or TSV fields
+  (a number's thousands separators are not fields: "$2,000,000, equity of $10,000,000"
+  is a sentence), a base64 or hex run, and a line whose template (digits as one mark)
+  comes ``REPEATS`` times (a log, a generated list). A sentence whose words are mostly not
+  plain words (identifiers, paths; money, versions, dates and times are plain) scores 0.
 - **written to the assistant** (``request_score``): a question, by its mark or its first
-  word (+2); asking words, "please", "can you", "I need", "I'm looking for", "help me"
-  (+2); an imperative first, from a list of request verbs or by its shape, a base-form
-  word before an object ("scrap the standup") (+2; the verbs documents start their own
-  steps with, "run", "set", "see", "use", +1); the first or second person (+1). The way
-  documentation speaks to its reader, "you can", "if you", "make sure", -2; inline code -1.
+  word (+2); asking words, "please", "can you", "I need", "I'm looking for", "help me",
+  "my actual question:", "TL;DR:" (+2); an imperative first, from a list of request verbs
+  or by its shape, a base-form word before an object ("scrap the standup") (+2; the verbs
+  documents start their own steps with, "run", "set", "see", "use", +1), also after up to
+  two short openings ("Unrelated to that log, my actual question: translate ...", "btw
+  order ..."); the first or second person (+1). The way documentation speaks to its
+  reader, "you can", "if you", "make sure", -2; inline code -1. In a line read as
+  sentences, a plain sentence right after a request sentence is its detail and scores
+  ``REQUEST_SCORE``.
 
 A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has none, its
 own words stand in (``prose_pattern``): every prose part when together they fit
 ``PROSE_CHARS``, else the first and the last, the words the sender wrote before and after
 the paste (a request nothing here reads as one, "Refund payment pi_3Nq8 in Stripe", sits
-there; ``find_pattern`` reads the message's parts once for both). Only a message with no
+there; ``find_pattern`` reads the message's parts once for both), leaving out the lines
+that only introduce a paste ("Here is the log:") and documentation speaking to its reader
+(a score below 0) when anything else is left: the finder, unsure, ranks the candidates it
+has rather than dropping them, without the ones that are surely not the need.
+``read_message`` says which reading gave the pattern (``PatternKind``: counted by the
+service and written in its search log line). Only a message with no
 prose at all keeps the caller's positional cut (``None`` here), whose windows of pasted
 text cost the embedding model five times as much. The pasted parts are not ranked at all:
 they are what the request refers to, not the need, and ranked they pull the answer towards
