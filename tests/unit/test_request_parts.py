@@ -372,7 +372,13 @@ def test_a_long_requests_details_stay_with_it() -> None:
     assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (line, "request_found")
 
 
-def test_the_prose_fallback_leaves_out_documentation_speaking_to_its_reader() -> None:
-    manual = "If you run more than one replica, make sure the cache is shared."
-    message = f"{manual}\n{JSON * 40}\n{STATEMENT}\n{JSON * 40}"
-    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (STATEMENT, "prose_fallback")
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Solve a quadratic equation where a=2, b=6, and c=5",
+        "Calculate the area under the curve from x=1 to x=5 for f(x)=x^2, and the slope at x=3.",
+    ],
+    ids=["coefficients", "bounds"],
+)
+def test_an_equations_variables_are_not_key_value_pairs(line: str) -> None:
+    assert [p.text for p in parts(line)] == [line]

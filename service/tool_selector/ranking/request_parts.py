@@ -38,9 +38,9 @@ own words stand in (``prose_pattern``): every prose part when together they fit
 ``PROSE_CHARS``, else the first and the last, the words the sender wrote before and after
 the paste (a request nothing here reads as one, "Refund payment pi_3Nq8 in Stripe", sits
 there; ``find_pattern`` reads the message's parts once for both), leaving out the lines
-that only introduce a paste ("Here is the log:") and documentation speaking to its reader
-(a score below 0) when anything else is left: the finder, unsure, ranks the candidates it
-has rather than dropping them, without the ones that are surely not the need.
+that only introduce a paste ("Here is the log:") when anything else is left: the finder,
+unsure, ranks the candidates it has rather than dropping them, without the ones that are
+surely not the need.
 ``read_message`` says which reading gave the pattern (``PatternKind``: counted by the
 service and written in its search log line). Only a message with no
 prose at all keeps the caller's positional cut (``None`` here), whose windows of pasted
@@ -99,7 +99,7 @@ _PASTED_SHAPES = "|".join(
         r"\S+ \S+ \S+ \[\d{1,2}/\w{3}/\d{4}:",  # common log format from a host name
         rf"(?:(?:{_DAYS}),? )?(?:{_MONTHS})\.? {{1,2}}\d{{1,2}},? (?:\d{{4}} )?\d{{1,2}}:\d{{2}}",
         r"\d{10}(?:\.\d+)?\s",  # epoch seconds first
-        r"(?:[\w.-]+=(?:\"[^\"]*\"|\S*)\s+){2}",  # logfmt: ts=... level=info msg="..."
+        r"(?:[A-Za-z_][\w.-]+=(?:\"[^\"]*\"|\S*)\s+){2}",  # logfmt: ts=... level=info msg=..."
         r"\[?\d{1,2}:\d{2}:\d{2}",  # 12:00:01.123 ...
         rf"\[?{_LEVELS}\b[\]:|\s]",  # ERROR: ..., [WARN] ...
         r"[A-Z]\d{4} \d{2}:\d{2}",  # glog: E0103 12:00:01
@@ -129,9 +129,10 @@ _PASTED_SHAPES = "|".join(
 _PROSE_LINE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
 #: A number written with thousands separators, money or not: "$2,000,000", "1,250.50".
 _NUMBER = re.compile(r"(?<![\w,.])[$€£]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|,\d)")
-#: A ``key=value`` pair (logfmt, a query string's fields, a config dump); a line with
-#: ``PAIRS`` of them is machine text wherever they sit.
-_PAIR = re.compile(r"(?<![\w.-])[\w.-]+=(?:\"[^\"]*\"|[^\s=]+)")
+#: A ``key=value`` pair (logfmt, a query string's fields, a config dump), its key a name
+#: of two characters or more (not "a=2, b=6" of an equation); a line with ``PAIRS`` of
+#: them is machine text wherever they sit.
+_PAIR = re.compile(r"(?<![\w.-])[A-Za-z_][\w.-]+=(?:\"[^\"]*\"|[^\s=]+)")
 PAIRS = 3
 #: A base64 or hex blob, a hash, a token.
 _BLOB = re.compile(r"[A-Za-z0-9+/=_-]{40}")
@@ -414,12 +415,10 @@ def prose_pattern(text: str, budget: int) -> str | None:
 
 
 def _own_words(found: list[Part], budget: int) -> str | None:
-    candidates = [p for p in found if _is_prose(p.text)]
-    # a line ending in a colon frames the paste after it ("Here is the log:"), and a part
-    # scoring below 0 is documentation speaking to its reader ("You can override ..."):
-    # neither is the sender's need, so they are ranked only when there is nothing else
-    mine = [p.text for p in candidates if p.score >= 0 and not p.text.endswith(":")]
-    prose = mine or [p.text for p in candidates]
+    prose = [p.text for p in found if _is_prose(p.text)]
+    # a line ending in a colon frames the paste after it ("Here is the log:"): it names
+    # what follows, not the need, so it is ranked only when the message has nothing else
+    prose = [p for p in prose if not p.endswith(":")] or prose
     if not prose:
         return None
     joined = " ".join(prose)
