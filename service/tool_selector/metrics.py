@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
+from tool_selector.ranking.request_parts import PATTERN_KINDS
+
 #: Request latency buckets, dense around the proxy's 150 ms p95 budget.
 LATENCY_BUCKETS = (
     0.001,
@@ -84,9 +86,13 @@ class Metrics:
         )
         self.patterns_cut = Counter(
             "tool_selector_patterns_cut_total",
-            "Patterns (or queries) longer than max_pattern_chars, cut before ranking.",
+            "Patterns (or queries) longer than max_pattern_chars, by the reading ranked "
+            "(request_found, prose_fallback, positional_cut).",
+            ["kind"],
             registry=registry,
         )
+        for kind in PATTERN_KINDS:  # every reading reads 0 until it first ranks
+            self.patterns_cut.labels(kind)
         self.duplicates = Counter(
             "tool_selector_duplicate_tools_total",
             "Tool entries dropped because an earlier entry had the same name.",

@@ -52,12 +52,38 @@ def test_a_20000_character_message_gets_a_sensible_pick(
     assert read(r.json())[0] == "mcp__slack__send_message"
 
 
-def test_cut_patterns_are_counted(service: ServiceProcess) -> None:
-    body = {"pattern": MESSAGE, "tools": TOOLS}
+def _cut(service: ServiceProcess, kind: str) -> float:
+    """``tool_selector_patterns_cut_total{kind=...}`` as the service reports it now."""
+    for line in httpx.get(service.url + "/metrics").text.splitlines():
+        if line.startswith(f'tool_selector_patterns_cut_total{{kind="{kind}"}}'):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no patterns_cut sample for {kind}")
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        (MESSAGE, "request_found"),
+        (LOG * 3 + "\nThe nightly build of the orders service, again\n" + LOG, "prose_fallback"),
+        ((LOG * 3).replace("step", "2026-11-27 10:00:00 INFO step"), "positional_cut"),
+    ],
+    ids=["request", "prose", "cut"],
+)
+def test_each_reading_of_a_long_message_is_counted_and_logged(
+    service: ServiceProcess, message: str, kind: str
+) -> None:
+    before = {k: _cut(service, k) for k in ("request_found", "prose_fallback", "positional_cut")}
+    body = {"pattern": message, "tools": TOOLS}
     assert httpx.post(service.url + "/v1/tool-discovery/search", json=body).status_code == 200
-    metrics = httpx.get(service.url + "/metrics").text
-    assert "tool_selector_patterns_cut_total 0.0" not in metrics
-    assert "tool_selector_patterns_cut_total" in metrics
+    after = {k: _cut(service, k) for k in before}
+    assert {k: after[k] - before[k] for k in before} == {k: float(k == kind) for k in before}
+    logged = [
+        json.loads(line[line.index("{") :])
+        for line in service.log_path.read_text().splitlines()
+        if '"event":"search"' in line.replace(" ", "")
+    ]
+    assert logged[-1]["pattern_kind"] == kind
+    assert logged[-1]["pattern_chars"] == len(message)
 
 
 #: Context Gateway v0.4.3's real pre-filter body: 150 BFCL tools, ``max_tools: 25``.
@@ -98,3 +124,45 @@ def warm_prefilter(url: str, body: dict[str, Any], timeout: float = 120) -> None
             return
         time.sleep(0.2)
     raise TimeoutError("the pre-filter's catalog never answered on the hybrid path")
+
+
+#: Requests that v0.4.3's pre-filter lost (issue 28), with their tool in its BFCL catalog.
+ISSUE_REQUESTS = [
+    (
+        "Calculate the return on equity for a company with a net income of $2,000,000, "
+        "shareholder's equity of $10,000,000 and dividends of $200,000.",
+        "calculate_return_on_equity",
+    ),
+    (
+        "Unrelated to that log, my actual question: Translate 'Where is the train station?' "
+        "into Spanish.",
+        "translate",
+    ),
+]
+#: nginx access lines (the client's IP first) and a CSV export: 20 KB of paste.
+NGINX_CSV = "".join(
+    f'198.51.100.{i % 250} - - [27/Nov/2026:10:{i % 60:02d}:07 +0000] "GET /api/v1/items/{i} '
+    f'HTTP/1.1" 200 {900 + i} "-" "Mozilla/5.0"\n2026-11-{i % 28 + 1:02d},EMEA,Pro,{i},'
+    f"{i * 13}.00,renewal\n"
+    for i in range(200)
+)
+
+
+@pytest.mark.skipif(not PREFILTER.is_file(), reason=f"proxy fixture not found at {PREFILTER}")
+@pytest.mark.parametrize("placement", ["start", "middle", "end"])
+@pytest.mark.parametrize(("ask", "gold"), ISSUE_REQUESTS, ids=["money", "second-opening"])
+def test_the_issues_lost_requests_keep_their_tool_in_the_25(
+    service: ServiceProcess, placement: str, ask: str, gold: str
+) -> None:
+    body = json.loads(PREFILTER.read_text())
+    warm_prefilter(service.url, body)
+    half = NGINX_CSV[:10_000].rsplit("\n", 1)[0]
+    body["query"] = {
+        "start": f"{ask}\n\n{NGINX_CSV}",
+        "middle": f"{half}\n\n{ask}\n\n{half}",
+        "end": f"{NGINX_CSV}\n\n{ask}",
+    }[placement]
+    assert len(body["query"]) > 20_000
+    r = httpx.post(service.url + "/api/compress/tool-discovery/", json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    assert gold in r.json()["data"]["relevant_tools"]

@@ -6,11 +6,14 @@ from hypothesis import strategies as st
 
 from tool_selector.pipeline.decoding import Decoder, cut_pattern
 from tool_selector.ranking.request_parts import (
+    PATTERN_KINDS,
     PROSE_CHARS,
     REQUEST_CHARS,
     REQUEST_SCORE,
+    find_pattern,
     parts,
     prose_pattern,
+    read_message,
     request_pattern,
     request_score,
 )
@@ -118,7 +121,7 @@ def test_the_request_is_found_wherever_it_is(message: str, expected: str) -> Non
 def test_a_message_with_no_request_gives_none_and_the_decoder_cuts_it() -> None:
     assert request_pattern(PASTE, REQUEST_CHARS) is None
     decoded = Decoder(Settings())._pattern(PASTE)
-    assert decoded == cut_pattern(PASTE, Settings().max_pattern_chars)
+    assert decoded == (cut_pattern(PASTE, Settings().max_pattern_chars), "positional_cut")
 
 
 STATEMENT = "Refund payment pi_3Nq8 in Stripe, the customer was charged twice"
@@ -136,7 +139,8 @@ FRAMING = "This is what the server printed:"
 )
 def test_with_no_request_part_the_senders_own_words_are_ranked(message: str) -> None:
     assert request_pattern(message, REQUEST_CHARS) is None  # nothing here asks
-    found = Decoder(Settings())._pattern(message)
+    found, kind = Decoder(Settings())._pattern(message)
+    assert kind == "prose_fallback"
     assert STATEMENT in found
     assert "Traceback" not in found
     assert "at com.acme" not in found
@@ -160,7 +164,7 @@ def test_prose_too_long_for_the_budget_gives_its_first_and_last_parts() -> None:
 def test_a_message_without_prose_keeps_the_positional_cut() -> None:
     machine = "\n\n".join([PY_TRACE * 20, JSON * 10, CSV * 10, BASE64])
     assert prose_pattern(machine, PROSE_CHARS) is None
-    assert Decoder(Settings())._pattern(machine) == cut_pattern(machine, 2000)
+    assert Decoder(Settings())._pattern(machine) == (cut_pattern(machine, 2000), "positional_cut")
 
 
 @given(st.text(min_size=1, max_size=3000), st.integers(1, 1200))
@@ -175,14 +179,14 @@ def test_the_prose_pattern_fits_its_budget_and_comes_from_the_message(
 
 def test_a_pattern_within_the_budget_is_ranked_exactly_as_sent() -> None:
     short = f"  {ASK}\n{JSON}  "
-    assert Decoder(Settings())._pattern(short) == short
+    assert Decoder(Settings())._pattern(short) == (short, None)
 
 
 def test_finding_the_request_can_be_turned_off() -> None:
     message = f"{PASTE}\n\n{ASK}\n\n{PASTE}"
     off = Decoder(Settings(find_request=False))._pattern(message)
-    assert off == cut_pattern(message, Settings().max_pattern_chars)
-    assert Decoder(Settings())._pattern(message) == ASK
+    assert off == (cut_pattern(message, Settings().max_pattern_chars), "positional_cut")
+    assert Decoder(Settings())._pattern(message) == (ASK, "request_found")
 
 
 def test_many_requests_are_kept_within_the_budget_best_first_in_message_order() -> None:
@@ -201,7 +205,7 @@ def test_a_one_megabyte_message_is_bounded() -> None:
     message = f"{PASTE * 70}\n\n{ASK}\n\n{PASTE * 70}"
     assert len(message) > 1_000_000
     assert request_pattern(message, REQUEST_CHARS) == ASK
-    assert len(Decoder(Settings())._pattern(message)) <= REQUEST_CHARS
+    assert len(Decoder(Settings())._pattern(message)[0]) <= REQUEST_CHARS
 
 
 @given(st.text(min_size=1, max_size=3000), st.integers(1, 1200))
@@ -224,3 +228,157 @@ def test_the_pattern_fits_its_budget_and_comes_from_the_message(text: str, budge
 def test_a_cjk_sentence_is_a_request_when_it_asks(line: str, asks: bool) -> None:
     assert (request_score(line) >= REQUEST_SCORE) is asks
     assert (request_pattern(f"{PY_TRACE * 20}\n{line}\n{PY_TRACE * 20}", 1000) == line) is asks
+
+
+# --- issue 28: what the finder lost through the real v0.4.3 pre-filter ---------------------
+
+#: Money with thousands separators, which was read as pasted CSV and dropped everywhere.
+ROE = (
+    "Calculate the return on equity for a company with a net income of $2,000,000, "
+    "shareholder's equity of $10,000,000 and dividends of $200,000."
+)
+#: A request after a second opening, which scored below the request threshold.
+TRANSLATE = (
+    "Unrelated to that log, my actual question: Translate 'I would like to book a table for "
+    "two' into French."
+)
+#: nginx's combined format: a line starting with the client's IP passed as prose.
+NGINX = "\n".join(
+    f'203.0.113.{i % 250} - - [27/Nov/2026:10:{i % 60:02d}:01 +0000] "GET /api/v1/items/{i} '
+    f'HTTP/1.1" 200 {512 + i} "https://shop.example.com/" "Mozilla/5.0 (X11; Linux x86_64)"'
+    for i in range(60)
+)
+
+
+def _placed(ask: str, paste: str, placement: str) -> str:
+    half = paste[: len(paste) // 2].rsplit("\n", 1)[0]
+    return {
+        "start": f"{ask}\n\n{paste}",
+        "middle": f"{half}\n\n{ask}\n\n{paste[len(half) :]}",
+        "end": f"{paste}\n\n{ask}",
+    }[placement]
+
+
+@pytest.mark.parametrize("placement", ["start", "middle", "end"])
+@pytest.mark.parametrize("ask", [ROE, TRANSLATE], ids=["money", "second-opening"])
+@pytest.mark.parametrize(
+    ("paste", "kb"),
+    [(NGINX, 3), (CSV * 250, 20), (PY_TRACE * 20, 8), (NGINX * 4, 20)],
+    ids=["nginx-3kb", "csv-20kb", "log-8kb", "nginx-20kb"],
+)
+def test_the_issues_requests_are_found_in_every_placement(
+    ask: str, placement: str, paste: str, kb: int
+) -> None:
+    message = _placed(ask, (paste * 40)[: kb * 1000], placement)
+    assert len(message) > 2000
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (ask, "request_found")
+    assert Decoder(Settings())._pattern(message) == (ask, "request_found")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ROE,
+        "Upgrade the cluster from 1.27.3 to 1.28.0 on 2026-12-01, about 1,200 nodes.",
+        "Transfer €1,250.50 from savings to checking on 12/01/2026 at 10:30.",
+        "Book 2 rooms, 3 nights, from 1,200 to 1,500 dollars a night, near 5th Ave.",
+    ],
+    ids=["money", "versions-and-dates", "euros-and-times", "ranges"],
+)
+def test_numbers_with_separators_inside_a_sentence_are_prose(line: str) -> None:
+    assert [p.text for p in parts(line)] == [line]
+    assert request_score(line) >= REQUEST_SCORE
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        TRANSLATE,
+        "my actual question: find the cheapest flight to Oslo",
+        "Anyway, translate this into German",
+        "btw order a pizza for the team",
+        "so: book the meeting room for Friday",
+        "TL;DR: the invoice for ACME is missing, resend it",
+        "The deploy broke at noon, what went wrong with the payment service?",
+    ],
+    ids=["unrelated-my-question", "my-question", "anyway", "btw", "so", "tldr", "question-last"],
+)
+def test_a_request_after_a_second_opening_is_a_request(line: str) -> None:
+    assert request_score(line) >= REQUEST_SCORE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        NGINX,
+        "\n".join(
+            f'2001:db8::{i:x} - - [27/Nov/2026:10:00:{i:02d} +0000] "GET / HTTP/2" 200 12'
+            for i in range(5)
+        ),
+        "\n".join(
+            f"shop.example.com - frank [27/Nov/2026:10:00:{i:02d} +0000] "
+            f'"GET /please/help HTTP/1.1" 404 {i}'
+            for i in range(5)
+        ),
+        "\n".join(
+            f"Nov {i + 1:2d} 10:00:0{i} web-1 sshd[812]: Connection reset by peer, please retry"
+            for i in range(5)
+        ),
+        "\n".join(
+            f'{{"ts": "2026-11-27T10:00:0{i}Z", "level": "error", "msg": "please retry {i}"}}'
+            for i in range(5)
+        ),
+        "\n".join(
+            f'time=2026-11-27T10:00:0{i}Z level=warn msg="payment failed, please check" id={i}'
+            for i in range(5)
+        ),
+        "\n".join(
+            f'service=orders level=info msg="please send the invoice" user_id={i} ms={i}'
+            for i in range(5)
+        ),
+        "1701080000.123 please restart the orders worker now\n" * 2,
+        "On Tue, Nov 4, 2026 at 9:12 AM Ada <ada@example.com> wrote:",
+    ],
+    ids=["nginx", "ipv6", "common-log", "syslog", "json-lines", "logfmt", "kv", "epoch", "mail"],
+)
+def test_log_lines_are_known_by_their_shape(text: str) -> None:
+    assert parts(text) == []
+
+
+def test_an_unsure_finder_ranks_the_senders_words_without_the_lines_framing_the_paste() -> None:
+    short = "delegate digging through the auth flow to a helper"
+    message = f"The API returned this:\n{JSON * 40}\n{short}\nThe page source:\n{JSON * 40}"
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (short, "prose_fallback")
+    only_framing = f"The API returned this:\n{JSON * 80}"
+    assert prose_pattern(only_framing, PROSE_CHARS) == "The API returned this:"
+
+
+def test_find_pattern_is_read_message_without_the_kind() -> None:
+    message = _placed(ROE, CSV * 250, "middle")
+    assert find_pattern(message, REQUEST_CHARS, PROSE_CHARS) == ROE
+    assert find_pattern(CSV * 250, REQUEST_CHARS, PROSE_CHARS) is None
+    assert PATTERN_KINDS == ("request_found", "prose_fallback", "positional_cut")
+
+
+def test_a_long_requests_details_stay_with_it() -> None:
+    line = (
+        "I need to rent a car in Los Angeles for a family trip next week, something big "
+        "enough for five people and their luggage. I'll be picking it up on April 8th 2023 "
+        "at 10 in the morning at the airport terminal. It goes back on April 10th to the "
+        "same place, with a full tank. Our flight lands at terminal 4 around half past nine."
+    )
+    assert len(line) > 300  # read as sentences, not as one part
+    message = f"{PY_TRACE * 20}\n{line}\n{PY_TRACE * 20}"
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (line, "request_found")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Solve a quadratic equation where a=2, b=6, and c=5",
+        "Calculate the area under the curve from x=1 to x=5 for f(x)=x^2, and the slope at x=3.",
+    ],
+    ids=["coefficients", "bounds"],
+)
+def test_an_equations_variables_are_not_key_value_pairs(line: str) -> None:
+    assert [p.text for p in parts(line)] == [line]

@@ -170,6 +170,7 @@ def _record(
             "contract": contract.name,
             "pattern": pattern,
             "pattern_chars": ask.pattern_chars,
+            "pattern_kind": ask.pattern_kind,
             "tools": outcome.tools,
             "catalog": outcome.catalog_key,
             "duplicates": outcome.duplicates,
@@ -207,8 +208,8 @@ def _count(
         m.no_match.inc()
     if not outcome.ranking.picked:
         m.empty_answers.labels(contract.name).inc()
-    if ask.pattern_cut:
-        m.patterns_cut.inc()
+    if ask.pattern_kind is not None:
+        m.patterns_cut.labels(ask.pattern_kind).inc()
     if outcome.duplicates:
         m.duplicates.inc(outcome.duplicates)
     if outcome.unknown_always_keep:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tool_selector.ranking.request_parts import PatternKind
 from tool_selector_client.wire import Budget, Context, Filters, SearchRequest, Tool
 
 
@@ -52,6 +53,9 @@ class Ask:
     budget: Budget | None = None
     min_score: float | None = None
     context: Context | None = None
+    #: Which reading of a long pattern was ranked (``request_parts.PatternKind``); ``None``
+    #: when the pattern is ranked as sent.
+    pattern_kind: PatternKind | None = None
 
     @classmethod
     def of(cls, request: SearchRequest, key: str | None = None) -> Ask:

@@ -44,7 +44,12 @@ from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
 from tool_selector.pipeline.surrogates import decode_text
-from tool_selector.ranking.request_parts import PROSE_CHARS, REQUEST_CHARS, find_pattern
+from tool_selector.ranking.request_parts import (
+    PROSE_CHARS,
+    REQUEST_CHARS,
+    PatternKind,
+    read_message,
+)
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Context, Tool
 
@@ -103,8 +108,9 @@ class Decoder:
             # sha1: fast in hardware; only a second preimage of someone's catalog could mislead
             key = f"raw:{contract.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
         sent: str = contract.read(head, "pattern")
+        pattern, kind = self._pattern(sent)
         ask = Ask(
-            pattern=self._pattern(sent),
+            pattern=pattern,
             tools=ToolSource(key, partial(self._tools, contract, raw)),
             top_k=contract.read(head, "top_k"),
             always_keep=tuple(contract.read(head, "always_keep") or ()),
@@ -114,20 +120,21 @@ class Decoder:
             budget=contract.read(head, "budget"),
             min_score=contract.read(head, "min_score"),
             context=_context(contract.read(head, "context"), self._settings.max_pattern_chars),
+            pattern_kind=kind,
         )
         return contract, ask
 
-    def _pattern(self, sent: str) -> str:
-        """``sent`` as ranked: itself when it fits the budget; else, when finding the
-        request is on, its request parts or else its own prose (``find_pattern``); else (or
-        when it has neither) cut."""
+    def _pattern(self, sent: str) -> tuple[str, PatternKind | None]:
+        """``sent`` as ranked, and which reading gave it: itself (``None``) when it fits the
+        budget; else, when finding the request is on, its request parts or else its own
+        prose (``read_message``); else (or when it has neither) cut."""
         budget = self._settings.max_pattern_chars
         if len(sent) <= budget:
-            return sent
+            return sent, None
         found = None
         if self._settings.find_request:
-            found = find_pattern(sent, min(budget, REQUEST_CHARS), min(budget, PROSE_CHARS))
-        return found or cut_pattern(sent, budget)
+            found = read_message(sent, min(budget, REQUEST_CHARS), min(budget, PROSE_CHARS))
+        return found or (cut_pattern(sent, budget), "positional_cut")
 
     def tool_source(self, raw: msgspec.Raw) -> ToolSource:
         """Raw ``tools`` bytes of the search contract as a ``ToolSource``, named as a search

@@ -11,25 +11,38 @@ order (``request_pattern``).
 Reading a part, in two steps:
 
 - **pasted** (not a part at all): the shapes of machine text. A log line (a timestamp or a
-  level first), a stack-trace line (``at a.b(C.java:1)``, ``File "x.py", line 3``,
+  level first; an access log's client IP or host first, nginx and Apache; syslog's
+  ``Nov 27 10:00:01``; epoch seconds; ``key=value`` pairs, logfmt; JSON lines), a
+  stack-trace line (``at a.b(C.java:1)``, ``File "x.py", line 3``,
   ``Traceback``, ``Caused by:``, ``... 42 more``, ``ValueError:``), code and configuration
   (indented four spaces or a tab, comments, statements, ``key: value``), JSON, XML and
   HTML, a Markdown table row or rule, a bold heading, a quoted line (``>``), a shell
-  prompt, a line of URLs only, CSV or TSV fields, a base64 or hex run, and a line whose
-  template (digits as one mark) comes ``REPEATS`` times (a log, a generated list). A
-  sentence whose words are mostly not plain words (identifiers, paths) scores 0.
+  prompt, a line of URLs only, a quoted e-mail's ``On ... wrote:``, CSV or TSV fields
+  (a number's thousands separators are not fields: "$2,000,000, equity of $10,000,000"
+  is a sentence), a base64 or hex run, and a line whose template (digits as one mark)
+  comes ``REPEATS`` times (a log, a generated list). A sentence whose words are mostly not
+  plain words (identifiers, paths; money, versions, dates and times are plain) scores 0.
 - **written to the assistant** (``request_score``): a question, by its mark or its first
-  word (+2); asking words, "please", "can you", "I need", "I'm looking for", "help me"
-  (+2); an imperative first, from a list of request verbs or by its shape, a base-form
-  word before an object ("scrap the standup") (+2; the verbs documents start their own
-  steps with, "run", "set", "see", "use", +1); the first or second person (+1). The way
-  documentation speaks to its reader, "you can", "if you", "make sure", -2; inline code -1.
+  word (+2); asking words, "please", "can you", "I need", "I'm looking for", "help me",
+  "my actual question:", "TL;DR:" (+2); an imperative first, from a list of request verbs
+  or by its shape, a base-form word before an object ("scrap the standup") (+2; the verbs
+  documents start their own steps with, "run", "set", "see", "use", +1), also after up to
+  two short openings ("Unrelated to that log, my actual question: translate ...", "btw
+  order ..."); the first or second person (+1). The way documentation speaks to its
+  reader, "you can", "if you", "make sure", -2; inline code -1. In a line read as
+  sentences, a plain sentence right after a request sentence is its detail and scores
+  ``REQUEST_SCORE``.
 
 A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has none, its
 own words stand in (``prose_pattern``): every prose part when together they fit
 ``PROSE_CHARS``, else the first and the last, the words the sender wrote before and after
 the paste (a request nothing here reads as one, "Refund payment pi_3Nq8 in Stripe", sits
-there; ``find_pattern`` reads the message's parts once for both). Only a message with no
+there; ``find_pattern`` reads the message's parts once for both), leaving out the lines
+that only introduce a paste ("Here is the log:") when anything else is left: the finder,
+unsure, ranks the candidates it has rather than dropping them, without the ones that are
+surely not the need.
+``read_message`` says which reading gave the pattern (``PatternKind``: counted by the
+service and written in its search log line). Only a message with no
 prose at all keeps the caller's positional cut (``None`` here), whose windows of pasted
 text cost the embedding model five times as much. The pasted parts are not ranked at all:
 they are what the request refers to, not the need, and ranked they pull the answer towards
@@ -50,6 +63,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 #: Most characters of request parts ranked: what the model reads at once (one window).
 REQUEST_CHARS = 1000
@@ -73,11 +87,19 @@ _DIGITS = re.compile(r"\d+")
 _HEAD = 200
 
 _TIMESTAMP = r"\[?\(?(?:\d{4}[-/.]\d{2}[-/.]\d{2}|\d{2}[-/.]\d{2}[-/.]\d{2,4})[T _]?"
+_DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
+_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _LEVELS = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE|PANIC)"
 #: Machine text, recognised by how the line starts (or is made).
 _PASTED_SHAPES = "|".join(
     [
         rf"{_TIMESTAMP}",  # 2026-01-03 12:00:01 ..., [2026/01/03 ...
+        r"(?:\d{1,3}\.){3}\d{1,3}\b",  # nginx, apache: 203.0.113.7 - - [27/Nov/2026:...
+        r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\s",  # the same from an IPv6 address
+        r"\S+ \S+ \S+ \[\d{1,2}/\w{3}/\d{4}:",  # common log format from a host name
+        rf"(?:(?:{_DAYS}),? )?(?:{_MONTHS})\.? {{1,2}}\d{{1,2}},? (?:\d{{4}} )?\d{{1,2}}:\d{{2}}",
+        r"\d{10}(?:\.\d+)?\s",  # epoch seconds first
+        r"(?:[A-Za-z_][\w.-]+=(?:\"[^\"]*\"|\S*)\s+){2}",  # logfmt: ts=... level=info msg=..."
         r"\[?\d{1,2}:\d{2}:\d{2}",  # 12:00:01.123 ...
         rf"\[?{_LEVELS}\b[\]:|\s]",  # ERROR: ..., [WARN] ...
         r"[A-Z]\d{4} \d{2}:\d{2}",  # glog: E0103 12:00:01
@@ -95,6 +117,7 @@ _PASTED_SHAPES = "|".join(
         r"[\w.-]+\s*[:=]\s*\S+\s*$",  # key: value, key = value
         r"(?:https?://|www\.)\S+(?:\s+(?:https?://|www\.)\S+)*\s*$",  # URLs only
         r">",  # quoted text
+        r"On [^\n]{5,120} wrote:\s*$",  # a quoted e-mail's header
         r"\*\*|__",  # a bold line: a document's own heading or question
         r"\|.*\|",  # markdown table row
         r"[-=+*_]{3,}",  # rules and table borders
@@ -104,11 +127,18 @@ _PASTED_SHAPES = "|".join(
 #: A line that is not machine text by its start: at most three spaces of indentation, then
 #: none of the shapes above. Found by one scan of the whole message (in C, not per line).
 _PROSE_LINE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
+#: A number written with thousands separators, money or not: "$2,000,000", "1,250.50".
+_NUMBER = re.compile(r"(?<![\w,.])[$€£]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|,\d)")
+#: A ``key=value`` pair (logfmt, a query string's fields, a config dump), its key a name
+#: of two characters or more (not "a=2, b=6" of an equation); a line with ``PAIRS`` of
+#: them is machine text wherever they sit.
+_PAIR = re.compile(r"(?<![\w.-])[A-Za-z_][\w.-]+=(?:\"[^\"]*\"|[^\s=]+)")
+PAIRS = 3
 #: A base64 or hex blob, a hash, a token.
 _BLOB = re.compile(r"[A-Za-z0-9+/=_-]{40}")
 #: One of a part's words read as plain: a word, a number, a quoted word, with punctuation.
 _PLAIN = re.compile(
-    r"[(\"'\u201c\u2018]?[$€£]?[\w\u2019'&-]+(?:[.,]\d+)?%?[.,:;!?)\"'\u201d\u2019]*"
+    r"[(\"'\u201c\u2018]?[$€£]?[\w\u2019'&-]+(?:[.,:/]\d+)*%?[.,:;!?)\"'\u201d\u2019]*"
 )
 #: Sentence ends inside a line.
 _SENTENCE = re.compile(
@@ -124,7 +154,9 @@ _ASKING = re.compile(
     r"(?:i|i'm|i am|we|we're)\b[^.!?]{0,80}\b"
     r"(?:need|needs|want|wondering|hoping|seeking|looking for|trying to)\b|"
     r"is there a way|is it possible|what is|what's|what are|where is|where can|which|"
-    r"who is|when is|why does|why is|any (?:suggestions|recommendations|ideas))\b",
+    r"who is|when is|why does|why is|any (?:suggestions|recommendations|ideas)|"
+    r"(?:my|our|the) (?:actual |real |main |only |one |quick |last )?"
+    r"(?:question|request|ask|task)(?: is)?\s*[:\-\u2013\u2014]|tl;?dr\s*:)",
     re.IGNORECASE,
 )
 #: A question without its question mark: "what shipped in ...", "are there any ...".
@@ -148,8 +180,16 @@ _MANUAL = re.compile(
     r"unless you|when you|make sure|ensure that|note that|be aware)\b",
     re.IGNORECASE,
 )
-#: A short opening before the request itself: "Anyway, ...", "What I need now: ...".
-_OPENING = re.compile(r"(?:\S+\s+){0,3}?\S+?(?:,|:|\s-|\s\u2013|\s\u2014)\s+")
+#: Openings read before a request's first word: a second one follows the first
+#: ("Unrelated to that log, my actual question: ...").
+OPENINGS = 2
+#: A short opening before the request itself: "Anyway, ...", "What I need now: ...",
+#: "btw ...".
+_OPENING = re.compile(
+    r"(?:\S+\s+){0,3}?\S+?(?:,|:|\s-|\s\u2013|\s\u2014)\s+|"
+    r"(?:btw|fyi|ps|p\.s\.|anyway|anyhow|also|oh and|and also|ok so|so|by the way)\s+",
+    re.IGNORECASE,
+)
 _PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|our|us|you|your)\b", re.IGNORECASE)
 #: Verbs a request starts with ("Find ...", "send ...").
 _VERBS = frozenset(
@@ -217,24 +257,39 @@ def parts(text: str) -> list[Part]:
 
 def _line_parts(line: str, offset: int) -> list[Part]:
     """A prose line as parts: a short line whole, scored by its best sentence (a request's
-    own details stay with it); a longer one, its sentences."""
+    own details stay with it); a longer one, its sentences, where a plain sentence after a
+    request sentence is that request's detail ("I need to rent a car. I'll pick it up on
+    April 8th at 10.") and scores ``REQUEST_SCORE``: kept when the budget has room, after
+    the stronger parts, rather than dropped."""
     sentences = _SENTENCE.split(line)
     if len(line) <= LINE_CHARS:
         return [Part(line, offset, max(request_score(s) for s in sentences))]
     out: list[Part] = []
     begin = 0
+    asked = False
     for sentence in sentences:
         begin = line.find(sentence, begin)
-        out.append(Part(sentence, offset + begin, request_score(sentence)))
+        score = request_score(sentence)
+        if asked and 0 <= score < REQUEST_SCORE and _plain(sentence.split()):
+            score = REQUEST_SCORE
+        asked = score >= REQUEST_SCORE
+        out.append(Part(sentence, offset + begin, score))
         begin += len(sentence)
     return out
 
 
 def _fields_or_blob(line: str) -> bool:
-    """Whether a line's start is CSV or TSV fields, or holds a blob (base64, a hash)."""
-    head = line[:_HEAD]
+    """Whether a line's start is CSV or TSV fields, ``key=value`` pairs, or holds a blob
+    (base64, a hash). A number's thousands separators are not fields: "a net income of
+    $2,000,000, equity of $10,000,000" is a sentence."""
+    head = _NUMBER.sub("0", line[:_HEAD])
     commas = head.count(",") - head.count(", ")  # prose puts a space after its commas
-    return commas >= 3 or head.count("\t") >= 2 or bool(_BLOB.search(head))
+    return (
+        commas >= 3
+        or head.count("\t") >= 2
+        or len(_PAIR.findall(head)) >= PAIRS
+        or bool(_BLOB.search(head))
+    )
 
 
 def request_score(sentence: str) -> int:
@@ -266,11 +321,17 @@ def _plain(words: list[str]) -> bool:
 
 
 def _starts(sentence: str) -> list[str]:
-    """Where the sentence's own words may start: after a list marker, and after a short
-    opening ("Anyway, find ...", "What I need now: find ...")."""
+    """Where the sentence's own words may start: after a list marker, and after up to
+    ``OPENINGS`` short openings ("Anyway, find ...", "What I need now: find ...",
+    "Unrelated to that log, my actual question: translate ...")."""
     text = _BULLET.sub("", sentence, count=1)
-    opening = _OPENING.match(text)
-    return [text, text[opening.end() :]] if opening else [text]
+    out = [text]
+    for _ in range(OPENINGS):
+        opening = _OPENING.match(out[-1])
+        if not opening:
+            break
+        out.append(out[-1][opening.end() :])
+    return out
 
 
 def _verb_score(starts: list[str]) -> int:
@@ -295,11 +356,30 @@ def _imperative_shape(first: str, second: str) -> bool:
     return second in _OBJECT_STARTS
 
 
+#: Which reading of a long message was ranked: its request parts, its own prose (no part
+#: read as a request), or the caller's positional cut (no prose at all). A closed set: the
+#: ``kind`` label of ``tool_selector_patterns_cut_total`` and the log line's
+#: ``pattern_kind``.
+PatternKind = Literal["request_found", "prose_fallback", "positional_cut"]
+PATTERN_KINDS: tuple[PatternKind, ...] = get_args(PatternKind)
+
+
 def find_pattern(text: str, budget: int, prose_budget: int) -> str | None:
     """What a long message is ranked on: its request parts (``request_pattern``), else its
     own prose (``prose_pattern``), else ``None``; the message's parts are read once."""
+    found = read_message(text, budget, prose_budget)
+    return found[0] if found else None
+
+
+def read_message(text: str, budget: int, prose_budget: int) -> tuple[str, PatternKind] | None:
+    """``find_pattern`` with the reading that gave it: ``request_found`` or
+    ``prose_fallback``; ``None`` when the message has no prose (the caller cuts it)."""
     found = parts(text)
-    return _requests(found, budget) or _own_words(found, prose_budget)
+    requests = _requests(found, budget)
+    if requests:
+        return requests, "request_found"
+    prose = _own_words(found, prose_budget)
+    return (prose, "prose_fallback") if prose else None
 
 
 def request_pattern(text: str, budget: int) -> str | None:
@@ -336,6 +416,9 @@ def prose_pattern(text: str, budget: int) -> str | None:
 
 def _own_words(found: list[Part], budget: int) -> str | None:
     prose = [p.text for p in found if _is_prose(p.text)]
+    # a line ending in a colon frames the paste after it ("Here is the log:"): it names
+    # what follows, not the need, so it is ranked only when the message has nothing else
+    prose = [p for p in prose if not p.endswith(":")] or prose
     if not prose:
         return None
     joined = " ".join(prose)
