@@ -269,6 +269,7 @@ class Selector:
                 always_keep=ask.always_keep,
                 params=dense.params,
                 limits=limits,
+                abstain=not sent.foreign,
             )
         return Outcome(
             ranking=ranking,

@@ -136,6 +136,7 @@ def rank(
     always_keep: Collection[str],
     params: FusionParams,
     limits: Limits = NO_LIMITS,
+    abstain: bool = True,
 ) -> Ranking:
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
@@ -145,6 +146,8 @@ def rank(
     Otherwise tools are taken in order while they clear the per-tool floor (a named tool
     always does). ``always_keep`` names count toward ``top_k``, best-ranked first;
     ``limits``: the caller's controls, before the order and after it (``Limits``).
+    ``abstain=False`` (a pattern the bar cannot judge: one read as not English): where the
+    bar leaves no tool, the first ``top_k`` by fused score are answered instead.
     """
     sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
@@ -157,6 +160,8 @@ def rank(
     no_match = not named and not bool((strength[open_order[:top_k]] >= match_floor).any())
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
     ranked_in = [] if no_match else _clearing(open_order, strength >= tool_floor, named, kept)
+    if not ranked_in and not abstain:
+        no_match, ranked_in = False, [i for i in open_order[:top_k].tolist() if i not in kept]
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
     chosen, removed = _cut(kept, ranked_in, top_k, score, size=catalog.traits.size, limits=limits)
     ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
