@@ -17,9 +17,9 @@ folded text); other Latin-script forms are whole words, accents and case folded
 ("Kalendereinträge": "kalender" and "eintrage"; "Arbeitsbereich": "arbeit", a linking
 "s", "bereich"), else by a stem it starts with: a form ending in ``-`` ("datei-": a German
 noun as compounds begin with it, "Dateiname"), else as a known word of five letters or more
-with a German or Spanish ending after it ("beliebtesten": "beliebte" and "sten"). A form listed under several English words
-(获取: retrieve, fetch, obtain) glosses to all of them. "Unsegmented" is the tokenizer's
-``UNSEGMENTED`` (the scripts it cuts into bigrams).
+with a German or Spanish ending after it ("beliebtesten": "beliebte" and "sten"). A form
+listed under several English words (获取: retrieve, fetch, obtain) glosses to all of them.
+"Unsegmented" is the tokenizer's ``UNSEGMENTED`` (the scripts it cuts into bigrams).
 """
 
 from __future__ import annotations
