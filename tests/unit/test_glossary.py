@@ -64,6 +64,13 @@ def test_a_stem_reads_the_words_it_starts() -> None:
     assert SMALL.gloss("Kalb") == []
 
 
+def test_a_known_word_with_an_ending_reads_as_that_word() -> None:
+    assert SMALL.gloss("Kalenders Eintrages") == ["calendar", "entry"]
+    assert SMALL.gloss("Reuniónes") == ["meeting"]
+    assert SMALL.gloss("hoyes") == []  # "hoy": shorter than five letters
+    assert SMALL.gloss("Kalenderei") == []  # "ei" is no ending
+
+
 def test_english_text_and_unknown_words_give_nothing() -> None:
     assert SMALL.gloss("delete the calendar event") == []
     assert SMALL.gloss("") == []

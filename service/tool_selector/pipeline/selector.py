@@ -247,8 +247,7 @@ class Selector:
         self.glossary, self.gloss_share = glossary, GLOSS_MODEL_SHARE
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
-        """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
-        ``SearchRequest`` is ranked as ``Ask.of`` it)."""
+        """Rank the request's tools per SPEC.md rules 1-5 (a ``SearchRequest`` as ``Ask.of`` it)."""
         ask = request if isinstance(request, Ask) else Ask.of(request)
         started, timings = time.perf_counter(), dict[str, float]()
         with _timed(timings, "catalog"):
@@ -269,6 +268,7 @@ class Selector:
                 always_keep=ask.always_keep,
                 params=dense.params,
                 limits=limits,
+                abstain=not sent.foreign,
             )
         return Outcome(
             ranking=ranking,

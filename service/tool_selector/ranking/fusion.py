@@ -41,6 +41,8 @@ Relevance bar (SPEC rule 4), on absolute evidence so it means the same in any ca
 ``specificity + name + subword``).
 The answer is "no useful match" when the pattern names no tool and no tool among the top
 ``top_k`` reaches ``no_match_floor``; else the tools reaching ``tool_floor`` are returned.
+Both floors are English evidence: for a pattern read as not English, an answer the bar
+leaves empty is the first ``top_k`` tools instead (``ranker.rank``'s ``abstain``).
 """
 
 from __future__ import annotations

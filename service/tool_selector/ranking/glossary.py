@@ -16,9 +16,10 @@ folded text); other Latin-script forms are whole words, accents and case folded
 (``tokenize.fold``); an unknown word is read as a compound of two known parts
 ("Kalendereinträge": "kalender" and "eintrage"; "Arbeitsbereich": "arbeit", a linking
 "s", "bereich"), else by a stem it starts with: a form ending in ``-`` ("datei-": a German
-noun as compounds begin with it, "Dateiname"). A form listed under several English words
-(获取: retrieve, fetch, obtain) glosses to all of them. "Unsegmented" is the tokenizer's
-``UNSEGMENTED`` (the scripts it cuts into bigrams).
+noun as compounds begin with it, "Dateiname"), else as a known word of five letters or more
+with a German or Spanish ending after it ("beliebtesten": "beliebte" and "sten"). A form
+listed under several English words (获取: retrieve, fetch, obtain) glosses to all of them.
+"Unsegmented" is the tokenizer's ``UNSEGMENTED`` (the scripts it cuts into bigrams).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ FUNCTION_FORMS = frozenset(
     der die das den dem des ein eine einen einem einer mein meine meinen dein deine sein
     seine ihr ihre uns""".split()
 )
+#: Shortest known word an inflected word is read by (``_inflected``).
+MIN_INFLECTED_CHARS = 5
+#: German and Spanish endings after a known word (adjective, plural, superlative).
+ENDINGS = frozenset("e en er es em n s st ste sten ster stes est este esten ester estes".split())
 #: Longer words are not read as compounds (a token, a blob): bounded work per word.
 MAX_COMPOUND_CHARS = 40
 _LATIN_WORD = re.compile(f"[^\\W\\d_{UNSEGMENTED}]+")
@@ -112,7 +117,8 @@ class Glossary:
 
     def _word(self, key: str) -> tuple[str, ...]:
         """The English words of one folded word: itself, else as a compound of two known
-        parts (a linking ``s`` allowed: "arbeitsbereich"), else by a stem it starts with."""
+        parts (a linking ``s`` allowed: "arbeitsbereich"), else by a stem it starts with,
+        else as a known word with an ending (``_inflected``)."""
         if key in self.words:
             return self.words[key]
         if len(key) > MAX_COMPOUND_CHARS:
@@ -123,7 +129,16 @@ class Glossary:
             if first and last:
                 return tuple(dict.fromkeys((*first, *last)))
         starts = (key[:n] for n in range(len(key), MIN_PART_CHARS - 1, -1))
-        return next((self.stems[s] for s in starts if s in self.stems), ())
+        stem = next((self.stems[s] for s in starts if s in self.stems), ())
+        return stem or self._inflected(key)
+
+    def _inflected(self, key: str) -> tuple[str, ...]:
+        """A known word of ``MIN_INFLECTED_CHARS`` or more followed by an ending of
+        ``ENDINGS`` ("beliebtesten": "beliebte" + "sten"), longest word first."""
+        for n in range(len(key) - 1, MIN_INFLECTED_CHARS - 1, -1):
+            if key[n:] in ENDINGS and key[:n] in self.words:
+                return self.words[key[:n]]
+        return ()
 
     def _start(self, part: str) -> tuple[str, ...]:
         """The English words of a compound's first part: a word or a stem, maybe with a

@@ -136,6 +136,7 @@ def rank(
     always_keep: Collection[str],
     params: FusionParams,
     limits: Limits = NO_LIMITS,
+    abstain: bool = True,
 ) -> Ranking:
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
@@ -145,6 +146,7 @@ def rank(
     Otherwise tools are taken in order while they clear the per-tool floor (a named tool
     always does). ``always_keep`` names count toward ``top_k``, best-ranked first;
     ``limits``: the caller's controls, before the order and after it (``Limits``).
+    ``abstain=False`` (a pattern read as not English): see ``_bar``.
     """
     sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
@@ -152,11 +154,10 @@ def rank(
     order = np.argsort(-fused, kind="stable")
     position = _positions(order)  # each tool's place in the order
     open_order = order if allowed is None else order[allowed[order]]
-    match_floor, tool_floor = floors(dense is None, params)
     strength = _strength(sig, params, limits)
-    no_match = not named and not bool((strength[open_order[:top_k]] >= match_floor).any())
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
-    ranked_in = [] if no_match else _clearing(open_order, strength >= tool_floor, named, kept)
+    bar = floors(dense is None, params)
+    no_match, ranked_in = _bar(open_order, strength, bar, named, kept, top_k=top_k, abstain=abstain)
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
     chosen, removed = _cut(kept, ranked_in, top_k, score, size=catalog.traits.size, limits=limits)
     ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
@@ -165,6 +166,29 @@ def rank(
     ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
     unmatched = () if picked else tuple(t for t in query.terms if not catalog.index.holds(t))
     return Ranking(picked, no_match, ranked, removed, unmatched)
+
+
+def _bar(
+    order: npt.NDArray[np.intp],
+    strength: FloatArray,
+    bar: tuple[float, float],
+    named: set[int],
+    kept: list[int],
+    *,
+    top_k: int,
+    abstain: bool,
+) -> tuple[bool, list[int]]:
+    """Whether the answer is "no useful match" (the pattern names no tool and none of the
+    first ``top_k`` of ``order`` reaches the no-match floor of ``bar``), and the tools
+    clearing its per-tool floor (``_clearing``). Without ``abstain`` (a pattern read as not
+    English, whose evidence the floors, set on English requests, cannot judge), an answer
+    the bar leaves empty is the first ``top_k`` tools of ``order`` instead."""
+    match_floor, tool_floor = bar
+    no_match = not named and not bool((strength[order[:top_k]] >= match_floor).any())
+    ranked_in = [] if no_match else _clearing(order, strength >= tool_floor, named, kept)
+    if ranked_in or abstain:
+        return no_match, ranked_in
+    return False, [i for i in order[:top_k].tolist() if i not in kept]
 
 
 def _base(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:

@@ -8,6 +8,12 @@ multilingual arm), with the multilingual arm alone (as it shipped before the glo
 as the service ranks now (the arm and the glossary, ``ranking/glossary.py``), and prints per
 language R@k, the ratio to the English originals' R@k, and how many requests read as foreign
 (``ranking/language.py``). Split: ``dataset.split_of(id)``; tune on dev, report test.
+
+``--paths`` ranks the same needs on each of the service's three paths instead (``hybrid``:
+warm, the arm and the glossary; ``static``: a catalog seen for the first time, answered from
+the static arm before any tool vector is embedded; ``lexical``: ``TOOL_SELECTOR_ENCODER=none``)
+and prints per language R@k and how many answers were empty (an empty answer makes a proxy
+forward every tool).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ class LanguageScore:
     recall: float
     foreign: int
     requests: int
+    empty: int = 0
 
 
 def load_needs(path: Path = NEEDS_FILE, split: Split = "all") -> list[Need]:
@@ -75,15 +82,19 @@ def load_needs(path: Path = NEEDS_FILE, split: Split = "all") -> list[Need]:
 def score(
     selector: Selector, tools: list[Tool], needs: Sequence[Need], k: int = 5
 ) -> list[LanguageScore]:
-    """Per language, the mean R@k of the service's answers (``SearchRequest``, ``top_k=k``)."""
+    """Per language, the mean R@k of the service's answers (``SearchRequest``, ``top_k=k``)
+    and how many were empty."""
     out = []
     for language in LANGUAGES:
-        total = 0.0
+        total, empty = 0.0, 0
         for need in needs:
             request = SearchRequest(pattern=need.texts[language], tools=tools, top_k=k)
-            total += recall_at(selector.select(request).ranking.names, need.gold, k)
+            names = selector.select(request).ranking.names
+            total += recall_at(names, need.gold, k)
+            empty += not names
         foreign = sum(reads_foreign(n.texts[language]) for n in needs)
-        out.append(LanguageScore(language, 100 * total / max(len(needs), 1), foreign, len(needs)))
+        recall = 100 * total / max(len(needs), 1)
+        out.append(LanguageScore(language, recall, foreign, len(needs), empty))
     return out
 
 
@@ -102,6 +113,16 @@ def table(columns: Sequence[Sequence[LanguageScore]], labels: Sequence[str]) -> 
             + " | ".join(cells)
             + " |"
         )
+    return "\n".join(lines)
+
+
+def path_table(columns: Sequence[Sequence[LanguageScore]], paths: Sequence[str]) -> str:
+    """The markdown table of ``--paths``: R@k and empty answers of each path per language."""
+    head = "| language | " + " | ".join(f"R@5 {p} | empty {p}" for p in paths)
+    lines = [head + " |", "|---|" + "---|---|" * len(paths)]
+    for row in zip(*columns, strict=True):
+        cells = [f"{s.recall:.1f} | {s.empty}/{s.requests}" for s in row]
+        lines.append(f"| {row[0].language} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -143,6 +164,27 @@ def _selectors(settings: Settings, lexical: float) -> list[Selector]:
     return [english, with_arm(ARM_ALONE_LEXICAL, None), with_arm(lexical, default_glossary())]
 
 
+#: The service's ranking paths, in the order ``--paths`` prints them.
+PATHS = ("hybrid", "static", "lexical")
+
+
+def _path_selectors(settings: Settings) -> list[Selector]:
+    """The service's three paths as the endpoint has them (``PATHS``): warm with the arm and
+    the glossary; a catalog seen for the first time (``runner.cold_selector``: nothing
+    embedded, the arm attached but without tool vectors, as on a first request); lexical
+    (no model, no arm: ``TOOL_SELECTOR_ENCODER=none``), each with the glossary."""
+    from tool_selector.embeddings.factory import static_from_settings  # noqa: PLC0415
+    from tool_selector.offline.evaluation.runner import cold_selector  # noqa: PLC0415
+
+    service = _selectors(settings, MULTILINGUAL_LEXICAL)[-1]
+    static = static_from_settings(settings) or static_from_settings(Settings())
+    if static is None:
+        raise SystemExit("the static table is off or missing: --paths needs it")
+    cold = cold_selector(service, static)
+    cold.multilingual = service.multilingual
+    return [service, cold, Selector(encoder=None, glossary=service.glossary)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the per-language table for one split."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -154,9 +196,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="share of the lexical half non-English patterns keep (multilingual_params_of)",
     )
     p.add_argument("--needs", type=Path, default=NEEDS_FILE)
+    p.add_argument(
+        "--paths",
+        action="store_true",
+        help="rank on each ranking path (hybrid, static, lexical) and count empty answers",
+    )
     args = p.parse_args(argv)
     needs = load_needs(args.needs, args.split)
     tools = list(load_dataset(default_bench_dir(), "agent").tools)
+    if args.paths:
+        paths = _path_selectors(Settings.from_env(os.environ))
+        sys.stdout.write(path_table([score(s, tools, needs) for s in paths], PATHS) + "\n")
+        return 0
     selectors = _selectors(Settings.from_env(os.environ), args.lexical)
     columns = [score(s, tools, needs) for s in selectors]
     sys.stdout.write(table(columns, LABELS) + "\n")
