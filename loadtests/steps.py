@@ -1,16 +1,18 @@
 """Multi-step tasks by their steps, tuned on dev: ``python -m loadtests.steps``.
 
 Offline measurement only. For each set, the service's answer (``Selector.select`` over the
-whole catalog, the eval's ``service`` row: lift and bar included) on its ``--split`` queries
+whole catalog, the eval's ``service`` row: lift and bar included) on its dev queries (at
+most ``--dev-limit``) and on its test queries (at most ``--test-limit``, on each of
+``--paths``: the eval's ``service``, ``service lexical`` and ``service cold (static)`` rows)
 with multi-step ranking off and under each ``StepRule`` of ``VARIANTS`` (``ranking.steps``);
 R@1 / R@5 per set, the share of queries read as multi-step, and the in-process ms/query
 (which includes the clauses' encodes, one batch per query: the whole queries are encoded
 up front, batched, as the eval does).
 
-``--leave-one-out``: the rule is not fitted, but choosing a variant is tuning, so each set
-is also judged on a variant chosen without it: per held-out set, the variant with the best
-mean R@5 gain over the **other** sets' ``--split`` rows among those that lower none of them
-(none qualifies: off), and that variant's row on the held-out set.
+The rule is not fitted, but choosing a variant is tuning, so each set is also judged on a
+variant chosen without it: per held-out set, the variant with the best mean dev R@5 gain
+over the **other** sets among those that lower none of them (none qualifies: off), and that
+variant's test row on the held-out set.
 
 Every selector shares one catalog store, embedding cache and query cache, so a catalog is
 embedded once and a clause encoded once per run. Run under ``nice -n 19`` on a shared host.
@@ -25,8 +27,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from tests.support import static_table
+
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.factory import encoder_from_settings
+from tool_selector.embeddings.static import StaticEncoder
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
@@ -37,6 +42,7 @@ from tool_selector.offline.evaluation.dataset import (
 )
 from tool_selector.offline.evaluation.fit import encode_queries
 from tool_selector.offline.evaluation.metrics import MetricSums
+from tool_selector.offline.evaluation.runner import cold_selector
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
@@ -51,7 +57,6 @@ VARIANTS: dict[str, StepRule | None] = {
     "2+ clauses, whole cos": StepRule(own_vectors=False),
     "3+ clauses": StepRule(min_clauses=3),
     "3+ clauses, whole cos": StepRule(min_clauses=3, own_vectors=False),
-    "2+ clauses of 4+ words": StepRule(min_words=4),
 }
 
 
@@ -65,13 +70,11 @@ class Cell:
     ms: float
 
 
-def measure(
-    base: Selector, data: Dataset, rule: StepRule | None, split: str, limit: int | None
-) -> Cell:
-    """The service's answer on ``data``'s queries with ``rule`` (a selector sharing ``base``'s
-    caches)."""
+def path_selector(base: Selector, rule: StepRule | None, path: str) -> Selector:
+    """A selector sharing ``base``'s caches, ranking multi-step patterns by ``rule``, on the
+    eval row's ``path``: hybrid, lexical (no encoder) or cold (``runner.cold_selector``)."""
     selector = Selector(
-        encoder=base.encoder,
+        encoder=None if path == "lexical" else base.encoder,
         cache=base.cache,
         catalogs=base.catalogs,
         queries=base.queries,
@@ -79,6 +82,23 @@ def measure(
         glossary=base.glossary,
         steps=rule,
     )
+    if path == "cold":
+        assert base.static is not None
+        return cold_selector(selector, base.static)
+    return selector
+
+
+def measure(
+    base: Selector,
+    data: Dataset,
+    rule: StepRule | None,
+    *,
+    split: str,
+    limit: int | None,
+    path: str = "hybrid",
+) -> Cell:
+    """The service's answer on ``data``'s queries with ``rule`` on ``path``."""
+    selector = path_selector(base, rule, path)
     queries = pick_queries(data.queries, split, limit)  # type: ignore[arg-type]
     tools, sums = ToolSource.of(list(data.tools)), MetricSums(k=5)
     many = 0
@@ -112,55 +132,84 @@ def choose(rows: Mapping[str, Mapping[str, Cell]], sets: Sequence[str]) -> str:
     return best
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m loadtests.steps", description=__doc__.splitlines()[0]
-    )
-    p.add_argument("--bench-dir", default=default_bench_dir())
-    p.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    p.add_argument("--split", default="dev", choices=("dev", "test"))
-    p.add_argument("--limit", type=int, help="most queries per set (deterministic sample)")
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    p.add_argument("--leave-one-out", action="store_true")
-    args = p.parse_args(argv)
-    settings = Settings.from_env({})
-    encoder = encoder_from_settings(settings)
-    base = Selector(
-        encoder=encoder,
+def _base_selector() -> Selector:
+    """The model, the static table and the glossary, with caches for a whole run."""
+    return Selector(
+        encoder=encoder_from_settings(Settings.from_env({})),
         cache=MemoryCache(512 * 1024 * 1024),
         catalogs=CatalogStore(50_000),
         queries=BoundedLRU(200_000),
         embed_deadline=math.inf,
         glossary=default_glossary(),
+        static=StaticEncoder(static_table()),
     )
-    rows: dict[str, dict[str, Cell]] = {}
-    began = time.perf_counter()
-    for name in args.datasets:
-        data = load_dataset(args.bench_dir, name)
-        base.embedded(list(data.tools))
-        texts = [q.text for q in pick_queries(data.queries, args.split, args.limit)]
-        assert encoder is not None
-        for text, vec in zip(texts, encode_queries(encoder, texts), strict=True):
-            vec.setflags(write=False)
-            base.queries.put((encoder.model_id, text), vec)
-        rows[name] = {
-            v: measure(base, data, VARIANTS[v], args.split, args.limit) for v in args.variants
-        }
-        sys.stderr.write(f"{name}: {time.perf_counter() - began:.0f} s\n")
-    head = " | ".join(args.variants)
-    print(f"| set ({args.split}) | queries split (2+ / 3+) | {head} |")
-    print("|---|---|" + "---|" * len(args.variants))
+
+
+def _encode(base: Selector, texts: list[str]) -> None:
+    """Every query in batches, once, into the shared query cache."""
+    encoder = base.encoder
+    assert encoder is not None
+    for text, vec in zip(texts, encode_queries(encoder, texts), strict=True):
+        vec.setflags(write=False)
+        base.queries.put((encoder.model_id, text), vec)
+
+
+def _print_table(title: str, rows: Mapping[str, Mapping[str, Cell]]) -> None:
+    variants = list(next(iter(rows.values())))
+    print(f"\n| set ({title}) | split 2+ / 3+ | {' | '.join(variants)} |")
+    print("|---|---|" + "---|" * len(variants))
     for name, cells in rows.items():
         shares = " / ".join(
             f"{cells[v].split:.0f}%" for v in ("2+ clauses", "3+ clauses") if v in cells
         )
         body = " | ".join(f"{c.r1:.1f} / {c.r5:.1f} ({c.ms:.1f} ms)" for c in cells.values())
         print(f"| {name} | {shares} | {body} |")
-    if args.leave_one_out:
-        print("\n| held-out set | chosen on the others | off | chosen |\n|---|---|---|---|")
-        for held in rows:
-            pick = choose(rows, [s for s in rows if s != held])
-            off, got = rows[held]["off"], rows[held][pick]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m loadtests.steps", description=__doc__.splitlines()[0]
+    )
+    p.add_argument("--bench-dir", default=default_bench_dir())
+    p.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    p.add_argument("--dev-limit", type=int, default=300, help="dev queries per set (300)")
+    p.add_argument("--test-limit", type=int, default=1000, help="test queries per set (1000)")
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument(
+        "--paths",
+        nargs="+",
+        default=["hybrid", "lexical", "cold"],
+        choices=("hybrid", "lexical", "cold"),
+        help="test rows: service (hybrid), service lexical, service cold (static)",
+    )
+    args = p.parse_args(argv)
+    base, began = _base_selector(), time.perf_counter()
+    tables: dict[str, dict[str, dict[str, Cell]]] = {}
+    runs = [("dev", "hybrid", args.dev_limit)] + [("test", x, args.test_limit) for x in args.paths]
+    for name in args.datasets:
+        data = load_dataset(args.bench_dir, name)
+        base.embedded(list(data.tools))
+        for split, limit in (("dev", args.dev_limit), ("test", args.test_limit)):
+            _encode(base, [q.text for q in pick_queries(data.queries, split, limit)])  # type: ignore[arg-type]
+        for split, path, limit in runs:
+            cells = {
+                v: measure(base, data, VARIANTS[v], split=split, limit=limit, path=path)
+                for v in args.variants
+            }
+            tables.setdefault(f"{split}, {path}", {})[name] = cells
+            line = " | ".join(f"{v} {c.r1:.1f}/{c.r5:.1f}" for v, c in cells.items())
+            sys.stderr.write(
+                f"{name} {split} {path}: {line} ({time.perf_counter() - began:.0f} s)\n"
+            )
+    for title, rows in tables.items():
+        _print_table(title, rows)
+    dev, test = tables["dev, hybrid"], tables.get("test, hybrid", {})
+    if test:
+        print("\n| held-out set | chosen on the others' dev | test off | test chosen |")
+        print("|---|---|---|---|")
+        for held in dev:
+            pick = choose(dev, [s for s in dev if s != held])
+            off, got = test[held]["off"], test[held][pick]
             print(
                 f"| {held} | {pick} | {off.r1:.1f} / {off.r5:.1f} | {got.r1:.1f} / {got.r5:.1f} |"
             )

@@ -1,5 +1,5 @@
 """A two-step task over HTTP: each step gets its tool, and the first tool stays first
-(``TOOL_SELECTOR_MULTI_STEP``, on by default, against a service with it off)."""
+(a service with ``TOOL_SELECTOR_MULTI_STEP`` on, against the default one, with it off)."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ TASK = (
 
 
 @pytest.fixture(scope="module")
-def whole_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    """The real service with multi-step ranking off (and no multilingual arm: English only)."""
-    env = {"TOOL_SELECTOR_MULTI_STEP": "false", "TOOL_SELECTOR_MULTILINGUAL": "false"}
-    proc = start_service(tmp_path_factory.mktemp("whole"), env)
+def by_steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """The real service with multi-step ranking on (and no multilingual arm: English only)."""
+    env = {"TOOL_SELECTOR_MULTI_STEP": "true", "TOOL_SELECTOR_MULTILINGUAL": "false"}
+    proc = start_service(tmp_path_factory.mktemp("steps"), env)
     yield proc
     proc.stop()
 
@@ -52,9 +52,9 @@ def search(service: ServiceProcess) -> list[str]:
 
 
 def test_a_two_step_task_gets_a_tool_for_each_step(
-    service: ServiceProcess, whole_only: ServiceProcess
+    service: ServiceProcess, by_steps: ServiceProcess
 ) -> None:
-    steps, whole = search(service), search(whole_only)
+    steps, whole = search(by_steps), search(service)
     assert steps[0] == whole[0] == "refund_order"
     assert "create_shipment" in steps
     assert "create_shipment" not in whole  # the whole task's list: its refund step's neighbours
