@@ -243,6 +243,15 @@ class Settings:
         "it names (`ranking/glossary.tsv`: 920 words in Chinese, Japanese, Spanish and "
         "German), so BM25 and the English model read them too. English requests never reach it.",
     )
+    multi_step: bool = _setting(
+        False,
+        "Rank a multi-step task by its steps: an English pattern of two or more clauses "
+        '(sentences, `;`, lines, numbered steps, "then", ", finally") keeps the whole '
+        "pattern's first tool first, then takes each clause's best tools in turn before the "
+        "rest of the whole pattern's order (each clause's own BM25 and one more encode of its "
+        "words). Off by default: not yet measured on every set's test split and leave-one-"
+        'set-out (docs/quality.md, "Multi-step tasks by their steps").',
+    )
     encoder_batch_threads: int = _setting(
         1,
         "Threads the `onnx-int8` encoder uses for batches of 16+ texts (background embedding "

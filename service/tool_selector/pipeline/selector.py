@@ -18,7 +18,7 @@ Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -47,7 +47,8 @@ from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
 from tool_selector.ranking.fusion import FusionParams, standardise
 from tool_selector.ranking.glossary import Glossary
 from tool_selector.ranking.language import reads_foreign
-from tool_selector.ranking.ranker import NO_LIMITS, Limits, Query, Ranking, rank
+from tool_selector.ranking.ranker import NO_LIMITS, Clause, Limits, Query, Ranking, rank
+from tool_selector.ranking.steps import StepRule, clauses
 from tool_selector_client.wire import Context, Filters, SearchRequest, Tool
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -227,6 +228,7 @@ class Selector:
         multilingual: Encoder | None = None,
         multilingual_params: FusionParams | None = None,
         glossary: Glossary | None = None,
+        steps: StepRule | None = None,
     ) -> None:
         self.encoder = encoder
         # ``is None``, not ``or``: an empty cache has len() 0 and would read as falsy
@@ -245,14 +247,14 @@ class Selector:
         self.multilingual = multilingual
         self.multilingual_params = multilingual_params or multilingual_params_of(self.params)
         self.glossary, self.gloss_share = glossary, GLOSS_MODEL_SHARE
+        self.steps = steps
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools per SPEC.md rules 1-5 (a ``SearchRequest`` as ``Ask.of`` it)."""
         ask = request if isinstance(request, Ask) else Ask.of(request)
         started, timings = time.perf_counter(), dict[str, float]()
         with _timed(timings, "catalog"):
-            found = self.catalogs.find(ask.tools, self._build)
-        catalog = found.entry.catalog
+            catalog = (found := self.catalogs.find(ask.tools, self._build)).entry.catalog
         with _timed(timings, "lexical"):
             query = (sent := self._glossed(ask.pattern)).query()
             bm25 = catalog.index.scores(query.terms)
@@ -268,6 +270,7 @@ class Selector:
                 always_keep=ask.always_keep,
                 params=dense.params,
                 limits=limits,
+                clauses=self._clauses(catalog, sent, dense),
                 abstain=not sent.foreign,
             )
         return Outcome(
@@ -562,6 +565,39 @@ class Selector:
             context_boost(said, near, self.context_weights),
             np.max(strength, axis=0) if strength else None,
         )
+
+    def _clauses(self, catalog: Catalog, sent: Pattern, dense: DenseArm) -> list[Clause]:
+        """The steps of a multi-step English pattern (``steps.clauses`` under ``steps``; none
+        when off), each with its BM25 scores and, on a dense path, its cosines: of its own
+        vector from the arm's query encoder (encoded together, cached like patterns), or
+        the whole pattern's (``StepRule.own_vectors`` off)."""
+        texts = () if self.steps is None or sent.foreign else clauses(sent.text, self.steps)
+        queries = [Query.parse(t) for t in texts]
+        cosines: list[FloatArray | None] = [dense.scores] * len(texts)
+        encoder, matrix = dense.query_encoder, dense.matrix
+        own = self.steps is not None and self.steps.own_vectors and dense.scores is not None
+        if texts and own and encoder is not None and matrix is not None:
+            cosines = [cosine_scores(v, matrix) for v in self._query_vectors(encoder, texts)]
+        return [
+            Clause(q, catalog.index.scores(q.terms), cos)
+            for q, cos in zip(queries, cosines, strict=True)
+        ]
+
+    def _query_vectors(self, encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
+        """``_query_vector`` of each text, those the cache lacks encoded in one call."""
+        got = [self.queries.get((encoder.model_id, t)) for t in texts]
+        missing = [i for i, v in enumerate(got) if v is None]
+        parts = [windows(texts[i]) for i in missing]
+        flat = [w for ws in parts for w in ws]
+        encoded = encoder.encode(flat) if flat else np.zeros((0, encoder.dim), np.float32)
+        at = 0
+        for i, ws in zip(missing, parts, strict=True):
+            rows = encoded[at : at + len(ws)]
+            vec = np.ascontiguousarray(rows[0] if len(ws) == 1 else rows, dtype=np.float32)
+            vec.setflags(write=False)
+            self.queries.put((encoder.model_id, texts[i]), vec)
+            got[i], at = vec, at + len(ws)
+        return [v for v in got if v is not None]
 
     def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +19,7 @@ from tool_selector.ranking.fusion import (
     fuse,
     relevance,
 )
+from tool_selector.ranking.steps import interleave
 from tool_selector.ranking.tokenize import name_joins, name_words, tokenize
 from tool_selector_client.wire import Reason
 
@@ -126,6 +127,16 @@ class Limits:
 NO_LIMITS = Limits()
 
 
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One step of a multi-step pattern (``steps.clauses``): its lexical query, its BM25
+    scores and its cosines (``None``: the lexical path), as ``rank`` reads the whole one."""
+
+    query: Query
+    bm25: FloatArray
+    dense: FloatArray | None
+
+
 def rank(
     catalog: Catalog,
     query: Query,
@@ -136,56 +147,92 @@ def rank(
     always_keep: Collection[str],
     params: FusionParams,
     limits: Limits = NO_LIMITS,
+    clauses: Sequence[Clause] = (),
     abstain: bool = True,
 ) -> Ranking:
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
-    Named tools (exact, else one edit away) first, then by fused score, ties by position
-    in the request (deterministic). "No useful match" when the pattern names no tool and
-    none of the first ``top_k`` reaches the no-match floor: then only always_keep names.
-    Otherwise tools are taken in order while they clear the per-tool floor (a named tool
-    always does). ``always_keep`` names count toward ``top_k``, best-ranked first;
-    ``limits``: the caller's controls, before the order and after it (``Limits``).
-    ``abstain=False`` (a pattern read as not English): see ``_bar``.
-    """
+    Named tools (exact, else one edit away) first, then by fused score, ties by position in
+    the request; a multi-step pattern's ``clauses`` merged in (``_clause_orders``); the bar
+    (no-match and per-tool floors; ``abstain``) in ``_bar``; always_keep counts toward top_k."""
     sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
     fused = lift_named(catalog, query.pattern, _base(sig, params, limits), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
-    position = _positions(order)  # each tool's place in the order
-    open_order = order if allowed is None else order[allowed[order]]
-    strength = _strength(sig, params, limits)
-    kept = _kept(catalog, always_keep, allowed, position)[:top_k]
     bar = floors(dense is None, params)
-    no_match, ranked_in = _bar(open_order, strength, bar, named, kept, top_k=top_k, abstain=abstain)
+    strength = _strength(sig, params, limits)
+    no_match = not named and not _reaches(strength, _open(order, allowed)[:top_k], bar[0])
+    if clauses and not named and not no_match:
+        eligible = _eligible(catalog, always_keep, strength >= bar[1], allowed)
+        order = interleave(order, _clause_orders(catalog, clauses, params, limits), eligible, top_k)
+    open_order, position = _open(order, allowed), _positions(order)  # each tool's place in it
+    kept = _kept(catalog, always_keep, allowed, position)[:top_k]
+    no_match, ranked_in = _bar(
+        open_order, strength >= bar[1], named, kept, no_match=no_match, top_k=top_k, abstain=abstain
+    )
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
     chosen, removed = _cut(kept, ranked_in, top_k, score, size=catalog.traits.size, limits=limits)
     ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
     chosen.sort(key=position.__getitem__)
     picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in chosen)
     ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
-    unmatched = () if picked else tuple(t for t in query.terms if not catalog.index.holds(t))
-    return Ranking(picked, no_match, ranked, removed, unmatched)
+    return Ranking(picked, no_match, ranked, removed, _unmatched(catalog, query, picked))
+
+
+def _reaches(strength: FloatArray, tools: npt.NDArray[np.intp], floor: float) -> bool:
+    """Whether any of ``tools`` has evidence at ``floor`` or above."""
+    return bool((strength[tools] >= floor).any())
+
+
+def _unmatched(catalog: Catalog, query: Query, picked: tuple[Picked, ...]) -> tuple[str, ...]:
+    """For an empty answer, the pattern's terms that no tool holds (else none)."""
+    return () if picked else tuple(t for t in query.terms if not catalog.index.holds(t))
+
+
+def _open(order: npt.NDArray[np.intp], allowed: BoolArray | None) -> npt.NDArray[np.intp]:
+    """``order`` less the tools the filters removed."""
+    return order if allowed is None else order[allowed[order]]
+
+
+def _clause_orders(
+    catalog: Catalog, clauses: Sequence[Clause], params: FusionParams, limits: Limits
+) -> list[npt.NDArray[np.intp]]:
+    """Each clause's own order, merged into the first ``top_k`` places of the whole order
+    (``steps.interleave``) among the tools the answer may hold (``_eligible``): the whole
+    order's first such tool stays first, so the answer's first tool is the same. A clause
+    is fused as the whole pattern is (its weights, the context's boost), with no named-tool
+    lift (a clause of three words or more names no tool)."""
+    top = params.explained_top
+    sigs = (signals(catalog, c.query, c.bm25, c.dense, top) for c in clauses)
+    return [np.argsort(-_base(sig, params, limits), kind="stable") for sig in sigs]
+
+
+def _eligible(
+    catalog: Catalog, always_keep: Collection[str], clears: BoolArray, allowed: BoolArray | None
+) -> BoolArray:
+    """The tools an answer may hold: those that clear the floor (``clears``, a new array) or
+    that ``always_keep`` names, less those the filters removed."""
+    clears[[catalog.positions[n] for n in always_keep if n in catalog.positions]] = True
+    return clears if allowed is None else clears & allowed
 
 
 def _bar(
     order: npt.NDArray[np.intp],
-    strength: FloatArray,
-    bar: tuple[float, float],
+    clears: BoolArray,
     named: set[int],
     kept: list[int],
     *,
+    no_match: bool,
     top_k: int,
     abstain: bool,
 ) -> tuple[bool, list[int]]:
-    """Whether the answer is "no useful match" (the pattern names no tool and none of the
-    first ``top_k`` of ``order`` reaches the no-match floor of ``bar``), and the tools
-    clearing its per-tool floor (``_clearing``). Without ``abstain`` (a pattern read as not
-    English, whose evidence the floors, set on English requests, cannot judge), an answer
-    the bar leaves empty is the first ``top_k`` tools of ``order`` instead."""
-    match_floor, tool_floor = bar
-    no_match = not named and not bool((strength[order[:top_k]] >= match_floor).any())
-    ranked_in = [] if no_match else _clearing(order, strength >= tool_floor, named, kept)
+    """Whether the answer is "no useful match" (``no_match``: the pattern names no tool and
+    none of the first ``top_k`` reaches the no-match floor; then only always_keep names), and
+    the tools of ``order`` taken in order while they clear the per-tool floor (``clears``; a
+    named tool always does; ``_clearing``). Without ``abstain`` (a pattern read as not
+    English, whose evidence the floors, set on English requests, cannot judge), an answer the
+    bar leaves empty is the first ``top_k`` tools of ``order`` instead."""
+    ranked_in = [] if no_match else _clearing(order, clears, named, kept)
     if ranked_in or abstain:
         return no_match, ranked_in
     return False, [i for i in order[:top_k].tolist() if i not in kept]

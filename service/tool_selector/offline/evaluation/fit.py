@@ -15,6 +15,9 @@ with ``y`` spread evenly over a query's gold tools. Queries with gold tools only
 at least ``MIN_CATEGORY`` queries, weighing ``1 / (queries in it * categories in the set)``,
 so every set and every query kind weighs the same. Minimised by L-BFGS from all zeros.
 
+``--leave-one-out``: each set held out in turn, the weights fitted on the others' dev split
+and the service measured on its test split (``loso``: the rule a fitted change must pass).
+
 ``--arm cross`` fits the weights of the cold path instead (``selector.CROSS_PARAMS``: a
 catalog the model has not embedded yet, answered with the static table's tool vectors
 against the model's query vector): the same features over those cosines. ``--arm static``:
@@ -28,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -76,6 +80,8 @@ MIN_CATEGORY = 5
 L2 = 1e-3
 _ENCODE_CHUNK = 512
 _CACHE_BYTES = 256 * 1024 * 1024
+#: Query vectors kept by ``--leave-one-out`` (every test query of MetaTool, about 10,400).
+_QUERY_VECTORS = 50_000
 #: The dense arms whose weights can be fitted, with the parameters each ships.
 ARMS = {"model": FusionParams(), "cross": CROSS_PARAMS, "static": STATIC_PARAMS}
 
@@ -278,6 +284,17 @@ def _parser() -> argparse.ArgumentParser:
         "model query); static: while the model loads (static tools and query)",
     )
     p.add_argument("--output", type=Path, help="write the fitted weights and losses as JSON")
+    p.add_argument(
+        "--leave-one-out",
+        action="store_true",
+        help="for each set: fit on the other sets' dev split, measure the service on its test "
+        "split next to the shipped weights (markdown table; --arm model only)",
+    )
+    p.add_argument(
+        "--test-limit",
+        type=int,
+        help="--leave-one-out: most test queries per held-out set (default: the whole split)",
+    )
     return p
 
 
@@ -334,6 +351,11 @@ def report(
 def main(argv: Sequence[str] | None = None) -> int:
     """Build the blocks, fit, print the weights beside the shipped ones, write ``--output``."""
     args = _parser().parse_args(argv)
+    if args.leave_one_out:
+        if args.arm != "model":
+            sys.stderr.write("--leave-one-out measures the hybrid: --arm model only\n")
+            return 2
+        return _leave_one_out(args, argv)
     began = time.perf_counter()
     selector, base = model_selector(), ARMS[args.arm]
     static = None if args.arm == "model" else _static()
@@ -351,6 +373,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(f"{name:20} {out['shipped'][name]:8.3f} {out['fitted'][name]:8.3f}\n")
     sys.stdout.write(json.dumps(out, indent=2) + "\n")
     if args.output is not None:
+        args.output.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _loso_selector() -> Selector:
+    """The model's selector as ``tool-selector eval`` builds its ``service`` row: a query
+    cache for every test query, the glossary when the settings have it."""
+    from tool_selector.lru import BoundedLRU  # noqa: PLC0415
+    from tool_selector.ranking.glossary import default_glossary  # noqa: PLC0415
+    from tool_selector.settings import Settings  # noqa: PLC0415
+
+    model = model_selector()
+    return Selector(
+        encoder=model.encoder,
+        cache=model.cache,
+        catalogs=model.catalogs,
+        queries=BoundedLRU(_QUERY_VECTORS),
+        embed_deadline=math.inf,
+        glossary=default_glossary() if Settings.from_env(os.environ).glossary else None,
+    )
+
+
+def _leave_one_out(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """Every set's dev blocks once, then ``loso.leave_one_out``: print the tables, the
+    command and the time; write the rows as JSON to ``--output``."""
+    from tool_selector.embeddings.factory import multilingual_from_settings  # noqa: PLC0415
+    from tool_selector.offline.evaluation import loso  # noqa: PLC0415
+    from tool_selector.settings import Settings  # noqa: PLC0415
+
+    began, selector = time.perf_counter(), _loso_selector()
+    datasets = {name: load_dataset(args.bench_dir, name) for name in args.datasets}
+    blocks: list[Block] = []
+    for name, data in datasets.items():
+        t0 = time.perf_counter()
+        blocks += dataset_blocks(selector, data, "dev", args.limit)
+        sys.stderr.write(f"{name}: dev features in {time.perf_counter() - t0:.0f} s\n")
+    arm = multilingual_from_settings(Settings.from_env(os.environ))
+    measure = loso.HeldOut(selector, datasets, limit=args.test_limit, multilingual=arm)
+    rows = loso.leave_one_out(blocks, list(datasets), measure)
+    command = "python -m tool_selector.offline.evaluation.fit " + shlex.join(
+        sys.argv[1:] if argv is None else list(argv)
+    )
+    seconds = time.perf_counter() - began
+    sys.stdout.write(f"{loso.table(rows)}\n\n{loso.weights_table(rows, shipped())}\n\n")
+    sys.stdout.write(f"`{command}` ({seconds:.0f} s)\n")
+    if args.output is not None:
+        out = {"command": command, "seconds": round(seconds, 1), "rows": [asdict(r) for r in rows]}
         args.output.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return 0
 

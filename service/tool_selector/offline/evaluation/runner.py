@@ -58,6 +58,7 @@ from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.glossary import Glossary
+from tool_selector.ranking.steps import StepRule
 from tool_selector_client.wire import SearchRequest, Tool
 
 SERVICE = "service"
@@ -170,6 +171,7 @@ def cold_selector(warm: Selector, static: Encoder) -> Selector:
         embed_deadline=0.0,
         static=static,
         glossary=warm.glossary,
+        steps=warm.steps,
     )
 
 
@@ -200,7 +202,8 @@ class Evaluator:
     ``datasets``: what to evaluate, already read (``load_all``); default: read from
     ``config`` when the run starts. ``static``: the static arm, for the cold row.
     ``multilingual``: the multilingual arm the service rows read non-English queries with;
-    ``glossary``: the English words every row glosses them with (as the service does).
+    ``glossary``: the English words every row glosses them with (as the service does);
+    ``steps``: how every row ranks a multi-step pattern (``ranking.steps``; none: whole).
     """
 
     def __init__(
@@ -212,6 +215,7 @@ class Evaluator:
         multilingual: Encoder | None = None,
         *,
         glossary: Glossary | None = None,
+        steps: StepRule | None = None,
     ) -> None:
         self.encoder = encoder
         self.config = config
@@ -227,6 +231,7 @@ class Evaluator:
             embed_deadline=math.inf,
             multilingual=multilingual,
             glossary=glossary,
+            steps=steps,
         )
         self.lexical = Selector(
             encoder=None,
@@ -234,6 +239,7 @@ class Evaluator:
             weights=self.selector.weights,
             catalogs=catalogs,
             glossary=glossary,
+            steps=steps,
         )
         self.cold = None if static is None else cold_selector(self.selector, static)
         self.datasets = None if datasets is None else list(datasets)
