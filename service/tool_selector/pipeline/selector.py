@@ -11,7 +11,10 @@ by the English words of its gloss (``ranking/glossary.py``) for BM25 and the nam
 gets the multilingual arm's cosines (``embeddings/multilingual.py``) of the pattern as sent,
 blended with the English model's cosines of the gloss (``GLOSS_MODEL_SHARE``), in place of
 the English model's cosines; its tool vectors are cached like the model's, its lexical half
-damped (``multilingual_params_of``). Patterns read as English never reach either.
+damped (``multilingual_params_of``). Patterns read as English never reach either. With a
+second encoder (``MeanEncoder``: the cosine is the mean of both models'), each model's tool
+vectors and query vectors are had and cached under its own model id and joined; the static
+arm reads the first model's query vector alone.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
@@ -27,7 +30,13 @@ import msgspec
 import numpy as np
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
-from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.encoder import (
+    Encoder,
+    MeanEncoder,
+    encode_query,
+    parts_of,
+    primary_of,
+)
 from tool_selector.embeddings.static import static_matrix, static_text
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
@@ -404,7 +413,7 @@ class Selector:
         encoder = self.encoder
         if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
             return 0
-        found = self.cache.get_many(entry.keys(encoder.model_id))
+        found = [v for p in parts_of(encoder) for v in self.cache.get_many(entry.keys(p.model_id))]
         self._complete(encoder, entry, stoppable=True, yielding=True)
         return sum(v is None for v in found)
 
@@ -425,11 +434,14 @@ class Selector:
         return self.catalogs.find(ToolSource.of(tools), self._build).entry
 
     def _tool_matrix(self, encoder: Encoder, found: Found, started: float) -> ToolMatrix:
-        """The catalog's embedding matrix if it can be had within the deadline."""
+        """The catalog's embedding matrix if it can be had within the deadline (of each
+        part, for a ``MeanEncoder``: ``_mean_matrix``)."""
         model, entry = encoder.model_id, found.entry
         matrix = entry.matrix(model)
         if matrix is not None:
             return ToolMatrix(matrix, hits=len(entry.catalog))
+        if isinstance(encoder, MeanEncoder):
+            return self._mean_matrix(encoder, found, started)
         cached = self.cache.get_many(entry.keys(model))
         misses = sum(v is None for v in cached)
         hits = len(cached) - misses
@@ -446,6 +458,18 @@ class Selector:
             return ToolMatrix(done, hits, misses)
         self.jobs.enqueue(job, self._background(encoder, found.key, entry))
         return ToolMatrix(None, hits, misses, deferred=True)
+
+    def _mean_matrix(self, encoder: MeanEncoder, found: Found, started: float) -> ToolMatrix:
+        """Each part's matrix as ``_tool_matrix`` has it (own cache keys, own jobs), joined
+        once all are at hand and kept on the entry; else none (the static arm answers)."""
+        got = [self._tool_matrix(part, found, started) for part in encoder.parts]
+        hits, misses = sum(g.hits for g in got), sum(g.misses for g in got)
+        deferred = any(g.deferred for g in got)
+        if any(g.matrix is None for g in got):
+            return ToolMatrix(None, hits, misses, deferred)
+        matrix = encoder.combine([g.matrix for g in got if g.matrix is not None])
+        found.entry.set_matrix(encoder.model_id, matrix)
+        return ToolMatrix(matrix, hits, misses, deferred)
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry
@@ -479,8 +503,19 @@ class Selector:
         ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
         ``yielding`` (warm-up): waits between chunks while requests' catalogs are embedded.
         """
-        keys, texts = entry.keys(encoder.model_id), entry.texts(encoder.model_id)
-        matrix = self._embed(encoder, keys, texts, stoppable=stoppable, yielding=yielding)
+        if isinstance(encoder, MeanEncoder):
+            kept = [entry.matrix(p.model_id) for p in encoder.parts]
+            matrix = encoder.combine(
+                [
+                    self._complete(p, entry, stoppable=stoppable, yielding=yielding)
+                    if m is None
+                    else m
+                    for p, m in zip(encoder.parts, kept, strict=True)
+                ]
+            )
+        else:
+            keys, texts = entry.keys(encoder.model_id), entry.texts(encoder.model_id)
+            matrix = self._embed(encoder, keys, texts, stoppable=stoppable, yielding=yielding)
         entry.set_matrix(encoder.model_id, matrix)
         return matrix
 
@@ -519,12 +554,14 @@ class Selector:
         """Cosines from the static arm and the parameters that fuse them. Its matrix is built
         on first use (milliseconds) and kept on the entry; never cached by text (recomputing
         is as cheap as a lookup). The query is the model's vector when it shares the table's
-        space (same dimensions; the static rows are the model's own outputs), else static."""
+        space (same dimensions; the static rows are the model's own outputs; of a second
+        encoder's pair, the first model's alone), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
             matrix = static_matrix(static, entry.catalog.texts)
             entry.set_matrix(static.model_id, matrix)
-        encoder, params = self.encoder, self.cross_params
+        encoder = None if self.encoder is None else primary_of(self.encoder)
+        params = self.cross_params
         if encoder is None or encoder.dim != static.dim:
             encoder, params = static, self.static_params
         qvec, cached = self._query_vector(encoder, pattern)
@@ -565,12 +602,16 @@ class Selector:
 
     def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
-        whether it came from the cache."""
+        whether it came from the cache. A ``MeanEncoder``'s joins its parts' (each cached
+        under its own model id; the static arm reads the first's)."""
         cached = self.queries.get((encoder.model_id, pattern))
         if cached is not None:
             return cached, True
+        if isinstance(encoder, MeanEncoder):
+            got = [self._query_vector(part, pattern) for part in encoder.parts]
+            return encoder.combine([v for v, _ in got]), all(c for _, c in got)
         parts = windows(pattern)
-        encoded = encoder.encode(parts)
+        encoded = encode_query(encoder, parts)
         vec: FloatArray = np.ascontiguousarray(
             encoded[0] if len(parts) == 1 else encoded, dtype=np.float32
         )
