@@ -103,6 +103,19 @@ def test_the_static_arm_keeps_minilms_query_vector(both: MeanEncoder) -> None:
     assert answers[0] == answers[1]
 
 
+def test_until_the_second_is_embedded_minilm_alone_answers(both: MeanEncoder) -> None:
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern="open a bug report", tools=TOOLS)
+    alone = Selector(encoder=primary_of(both), cache=cache, embed_deadline=math.inf)
+    want = alone.select(request).ranking
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)  # the second model's tool vectors never come
+    static = static_from_settings(Settings())
+    mixed = Selector(encoder=both, cache=cache, jobs=jobs, embed_deadline=0.0, static=static)
+    outcome = mixed.select(request)
+    assert (outcome.path, outcome.ranking) == ("hybrid", want)
+
+
 @pytest.mark.parametrize(("on", "models"), [(True, 2), (False, 1)])
 def test_the_setting_turns_the_second_encoder_on_and_off(on: bool, models: int) -> None:
     encoder = encoder_from_settings(Settings(second_encoder=on))

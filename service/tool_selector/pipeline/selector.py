@@ -13,8 +13,9 @@ blended with the English model's cosines of the gloss (``GLOSS_MODEL_SHARE``), i
 the English model's cosines; its tool vectors are cached like the model's, its lexical half
 damped (``multilingual_params_of``). Patterns read as English never reach either. With a
 second encoder (``MeanEncoder``: the cosine is the mean of both models'), each model's tool
-vectors and query vectors are had and cached under its own model id and joined; the static
-arm reads the first model's query vector alone.
+vectors and query vectors are had and cached under its own model id and joined; until the
+second model's tool vectors are in, the first model answers alone; the static arm reads the
+first model's query vector alone.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
@@ -347,6 +348,8 @@ class Selector:
         if encoder is not None and len(found.entry.catalog):
             with _timed(timings, "embed"):
                 tools = self._tool_matrix(encoder, found, started)
+                if tools.matrix is None and isinstance(encoder, MeanEncoder):
+                    encoder, tools = self._first_alone(encoder, found, tools)
                 if tools.matrix is not None:
                     qvec, cached = self._query_vector(encoder, pattern)
                     scores = cosine_scores(qvec, tools.matrix)
@@ -357,6 +360,17 @@ class Selector:
             with _timed(timings, "static"):
                 return self._static_arm(self.static, found.entry, pattern, tools)
         return DenseArm(None, self.params, "lexical", tools)
+
+    def _first_alone(
+        self, encoder: MeanEncoder, found: Found, tools: ToolMatrix
+    ) -> tuple[Encoder, ToolMatrix]:
+        """While a second encoder's vectors are still being embedded, the first model alone
+        when its matrix is at hand: the answer MiniLM alone gives, not the static arm's."""
+        first = primary_of(encoder)
+        matrix = found.entry.matrix(first.model_id)
+        if matrix is None:
+            return encoder, tools
+        return first, replace(tools, matrix=matrix)
 
     def _foreign_arm(
         self, found: Found, sent: Pattern, started: float, timings: dict[str, float]
