@@ -15,6 +15,7 @@ from tool_selector.embeddings.encoder import MeanEncoder, encode_query, parts_of
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
 from tool_selector.embeddings.models import BGE_SMALL, default_model_dir
 from tool_selector.embeddings.onnx import OnnxEncoder
+from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
@@ -101,6 +102,16 @@ def test_the_static_arm_keeps_minilms_query_vector(both: MeanEncoder) -> None:
         assert outcome.path == "static"
         answers.append(outcome.ranking)
     assert answers[0] == answers[1]
+
+
+def test_a_new_patterns_vector_is_the_mean_encoders_own(both: MeanEncoder) -> None:
+    selector = Selector(encoder=both, queries=BoundedLRU(100), embed_deadline=math.inf)
+    got = [selector.select(SearchRequest(pattern=t, tools=TOOLS)) for t in TEXTS]
+    assert all(o.path == "hybrid" for o in got)
+    for text in TEXTS:  # encoded with the second model on the helper thread, then cached
+        vec, cached = selector._query_vector(both, text)
+        assert cached
+        np.testing.assert_allclose(vec, encode_query(both, [text])[0], atol=1e-5)
 
 
 def test_until_the_second_is_embedded_minilm_alone_answers(both: MeanEncoder) -> None:

@@ -21,8 +21,10 @@ Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -255,6 +257,9 @@ class Selector:
         self.multilingual = multilingual
         self.multilingual_params = multilingual_params or multilingual_params_of(self.params)
         self.glossary, self.gloss_share = glossary, GLOSS_MODEL_SHARE
+        # a second encoder's query encodes: one helper thread, used while no other is running
+        self._helper: ThreadPoolExecutor | None = None
+        self._encoding, self._encoding_lock = 0, threading.Lock()
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools for its pattern per SPEC.md rules 1-5 (a decoded
@@ -622,7 +627,7 @@ class Selector:
         if cached is not None:
             return cached, True
         if isinstance(encoder, MeanEncoder):
-            got = [self._query_vector(part, pattern) for part in encoder.parts]
+            got = self._part_queries(encoder, pattern)
             return encoder.combine([v for v, _ in got]), all(c for _, c in got)
         parts = windows(pattern)
         encoded = encode_query(encoder, parts)
@@ -632,3 +637,22 @@ class Selector:
         vec.setflags(write=False)
         self.queries.put((encoder.model_id, pattern), vec)
         return vec, False
+
+    def _part_queries(self, encoder: MeanEncoder, pattern: str) -> list[tuple[FloatArray, bool]]:
+        """Each part's query vector (``_query_vector``). When no other request is encoding
+        one, the parts after the first are encoded on a helper thread meanwhile (ONNX Runtime
+        leaves the GIL: an idle core takes them), else one after another in this thread."""
+        with self._encoding_lock:
+            self._encoding += 1
+            alone = self._encoding == 1
+            if alone and self._helper is None:
+                self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
+        try:
+            first, rest = encoder.parts[0], encoder.parts[1:]
+            if not alone or self._helper is None:
+                return [self._query_vector(part, pattern) for part in encoder.parts]
+            later = [self._helper.submit(self._query_vector, part, pattern) for part in rest]
+            return [self._query_vector(first, pattern), *(f.result() for f in later)]
+        finally:
+            with self._encoding_lock:
+                self._encoding -= 1
