@@ -85,9 +85,10 @@ def row(setting: str, name: str, ms: list[float], paths: list[str]) -> str:
 
 def measure(setting: str, args: argparse.Namespace, tmp: Path, redis_url: str) -> list[str]:
     rng = random.Random(7)
-    small, large = workload.catalog(300), workload.catalog(4000, offset=76)
+    small, large = workload.catalog(300), workload.catalog(args.large, offset=76)
     warmup = tmp / "warmup.jsonl"
-    warmup.write_text("\n".join(json.dumps({"tools": t}) for t in (small, large)))
+    catalogs = (small, large) if args.large else (small,)
+    warmup.write_text("\n".join(json.dumps({"tools": t}) for t in catalogs))
     env = {
         "TOOL_SELECTOR_SECOND_ENCODER": setting,
         "TOOL_SELECTOR_LOG_LEVEL": "WARNING",
@@ -112,9 +113,10 @@ def measure(setting: str, args: argparse.Namespace, tmp: Path, redis_url: str) -
             out.append(row(setting, "new @300", ms, paths))
             ms, paths = timed(client, proc.url, [workload.body(new[0], small)] * args.n)
             out.append(row(setting, "repeated @300", ms, paths))
-            ms, paths = timed(client, proc.url, [workload.body(x, large) for x in long])
-            mean_chars = statistics.mean(len(x) for x in long)
-            out.append(row(setting, f"long new @4,000 ({mean_chars:.0f} chars)", ms, paths))
+            if args.large:
+                ms, paths = timed(client, proc.url, [workload.body(x, large) for x in long])
+                chars = statistics.mean(len(x) for x in long)
+                out.append(row(setting, f"long new @{args.large:,} ({chars:.0f} chars)", ms, paths))
             firsts, seconds_to_hybrid = [], []
             for i in range(args.fresh):
                 fresh = workload.body(new[i], workload.fresh_catalog(rng, 300))
@@ -170,6 +172,36 @@ def embed_times(tools: int) -> list[str]:
     return out
 
 
+def encode_times(n: int) -> list[str]:
+    """In process: p50 / p99 ms of a new 300-420 character pattern's query vector, MiniLM
+    alone, then both models through the selector (the second on its helper thread)."""
+    from tool_selector.embeddings.encoder import parts_of  # noqa: PLC0415
+    from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
+    from tool_selector.pipeline.selector import Selector  # noqa: PLC0415
+    from tool_selector.settings import Settings  # noqa: PLC0415
+
+    rng = random.Random(5)
+    sentences = [s for s in dict.fromkeys(workload.corpus().sentences) if 300 <= len(s) <= 420]
+    rng.shuffle(sentences)
+    encoder = encoder_from_settings(Settings())
+    assert encoder is not None
+    out = []
+    for name, model in (("MiniLM alone", parts_of(encoder)[0]), ("both models", encoder)):
+        selector = Selector(encoder=model)  # no query cache: every pattern is encoded
+        selector._query_vector(model, "warm up the sessions")
+        ms = []
+        for text in sentences[:n]:
+            t0 = time.perf_counter()
+            selector._query_vector(model, text)
+            ms.append(1000 * (time.perf_counter() - t0))
+        chars = statistics.mean(len(x) for x in sentences[:n])
+        out.append(
+            f"| in process | new {chars:.0f}-char pattern's query vector, {name} | {n} "
+            f"| {statistics.median(ms):.1f} | {p(ms, 0.99):.1f} | - |"
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settings", nargs="+", default=["false", "true"])
@@ -177,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-long", type=int, default=100, help="long patterns at 4,000 tools")
     parser.add_argument("--fresh", type=int, default=3, help="never-seen 300-tool catalogs")
     parser.add_argument("--embed-tools", type=int, default=300, help="0: skip the in-process")
+    parser.add_argument("--large", type=int, default=4000, help="large catalog (0: none)")
+    parser.add_argument("--encode", type=int, default=50, help="in-process long encodes (0: none)")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="tool-selector-second-"))
     shared = BenchRedis(REDIS_DIR)
@@ -192,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         shared.stop()
     if args.embed_tools:
         for line in embed_times(args.embed_tools):
+            print(line, flush=True)
+    if args.encode:
+        for line in encode_times(args.encode):
             print(line, flush=True)
     print(f"# done {time.strftime('%H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     return 0
