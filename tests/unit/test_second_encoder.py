@@ -91,6 +91,15 @@ def test_each_models_tool_vectors_are_cached_under_its_own_id(both: MeanEncoder)
     assert len(cache) == 2 * len(TOOLS)
 
 
+def test_the_relevance_bar_reads_minilms_cosines(both: MeanEncoder) -> None:
+    request = SearchRequest(pattern="quantum chromodynamics lattice gauge theory", tools=TOOLS)
+    for encoder in (both, primary_of(both)):
+        selector = Selector(encoder=encoder, embed_deadline=math.inf)
+        outcome = selector.select(request)
+        assert (outcome.path, outcome.ranking.names) == ("hybrid", [])
+        assert outcome.ranking.no_match
+
+
 def test_the_static_arm_keeps_minilms_query_vector(both: MeanEncoder) -> None:
     static = static_from_settings(Settings())
     answers = []

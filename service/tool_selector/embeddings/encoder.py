@@ -139,6 +139,11 @@ class MeanEncoder:
         joined along the last axis and scaled to unit length."""
         return np.ascontiguousarray(np.concatenate(vectors, axis=-1) * self._scale, np.float32)
 
+    def first(self, vectors: FloatArray) -> FloatArray:
+        """The first part's unit vectors inside joined ones (``combine``'s inverse for it)."""
+        width = self.parts[0].dim
+        return np.ascontiguousarray(vectors[..., :width] / self._scale, np.float32)
+
     def encode(self, texts: Sequence[str]) -> FloatArray:
         return self.combine([p.encode(texts) for p in self.parts])
 

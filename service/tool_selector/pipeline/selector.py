@@ -189,6 +189,9 @@ class DenseArm:
     query_cached: bool = False
     matrix: FloatArray | None = None
     query_encoder: Encoder | None = None
+    #: The first model's cosines when ``scores`` are a second encoder's mean: the relevance
+    #: bar and the context read those (their floors are MiniLM's cosines).
+    evidence: FloatArray | None = None
 
 
 def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]]:
@@ -196,6 +199,14 @@ def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]
     mask, removed = allowed([(t.name, t.bare_name) for t in catalog.texts], catalog.traits, filters)
     mask.setflags(write=False)
     return mask, removed
+
+
+def _first_cosines(encoder: Encoder, qvec: FloatArray, matrix: FloatArray) -> FloatArray | None:
+    """For a second encoder's mean, the first model's own cosines (the relevance bar's
+    scale); else none (the scores are those)."""
+    if not isinstance(encoder, MeanEncoder):
+        return None
+    return cosine_scores(encoder.first(qvec), encoder.first(matrix))
 
 
 @contextmanager
@@ -308,7 +319,8 @@ class Selector:
         """The caller's controls as ``rank`` applies them, and what the filters removed
         (both derived once per catalog for the same filters and context: ``memo``)."""
         context, filters, catalog = ask.context, ask.filters, entry.catalog
-        if filters is None and ask.budget is None and ask.min_score is None and not context:
+        plain = filters is None and ask.budget is None and ask.min_score is None
+        if plain and not context and dense.evidence is None:
             return NO_LIMITS, {}
         mask, filtered = None, dict[str, int]()
         if filters is not None:
@@ -328,6 +340,7 @@ class Selector:
             max_tools=None if budget is None else budget.max_tools,
             max_bytes=None if budget is None else budget.max_bytes,
             min_score=ask.min_score,
+            dense_evidence=dense.evidence,
         ), filtered
 
     def _glossed(self, pattern: str) -> Pattern:
@@ -359,7 +372,14 @@ class Selector:
                     qvec, cached = self._query_vector(encoder, pattern)
                     scores = cosine_scores(qvec, tools.matrix)
                     return DenseArm(
-                        scores, self.params, "hybrid", tools, cached, tools.matrix, encoder
+                        scores,
+                        self.params,
+                        "hybrid",
+                        tools,
+                        cached,
+                        tools.matrix,
+                        encoder,
+                        _first_cosines(encoder, qvec, tools.matrix),
                     )
         if self.static is not None and len(found.entry.catalog):
             with _timed(timings, "static"):
@@ -402,8 +422,8 @@ class Selector:
     ) -> FloatArray:
         """``scores`` blended with the English model's cosines of the gloss alone
         (``gloss_share`` of them) when the pattern has a gloss and the model's matrix is at
-        hand."""
-        encoder = self.encoder
+        hand (of a second encoder's pair, the first model's alone, as before it)."""
+        encoder = None if self.encoder is None else primary_of(self.encoder)
         if not self.gloss_share or encoder is None or not sent.gloss:
             return scores
         english = self._tool_matrix(encoder, found, started)
@@ -597,6 +617,8 @@ class Selector:
         text = context_text(context.messages)
         terms = Query.parse(text).terms if text else ()
         matrix, encoder = dense.matrix, dense.query_encoder
+        if isinstance(encoder, MeanEncoder) and matrix is not None:  # MiniLM's, as the bar's
+            matrix, encoder = encoder.first(matrix), primary_of(encoder)
         if matrix is None or encoder is None:
             words = list(dict.fromkeys(w for i in recent for w in catalog.texts[i].name_tokens()))
             index = catalog.index
