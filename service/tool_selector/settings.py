@@ -252,6 +252,22 @@ class Settings:
         "words). Off by default: not yet measured on every set's test split and leave-one-"
         'set-out (docs/quality.md, "Multi-step tasks by their steps").',
     )
+    second_encoder: bool = _setting(
+        True,
+        "With `ENCODER=onnx-int8`, also read tool texts and English requests with "
+        "bge-small-en-v1.5 (int8 ONNX, MIT; a retrieval-trained model, its files placed by "
+        "`make install`) and rank by the mean of its cosine and MiniLM's (docs/quality.md). "
+        "Costs a second encode per new pattern and per tool text, and about 100 MB of RSS. The "
+        "static arm keeps MiniLM's query vector and requests in other languages the "
+        "multilingual arm. Its files missing: a warning, and MiniLM alone. `false`: MiniLM "
+        "alone.",
+    )
+    second_encoder_path: str = _setting(
+        "",
+        "Directory of the second encoder's `model.onnx` and `tokenizer.json` "
+        "(`tool-selector fetch-model bge-small-en-v1.5 -o DIR`); empty: "
+        "`<environment>/share/tool-selector/bge-small-en-v1.5`, placed by `make install`.",
+    )
     encoder_batch_threads: int = _setting(
         1,
         "Threads the `onnx-int8` encoder uses for batches of 16+ texts (background embedding "

@@ -90,3 +90,73 @@ class SentenceTransformerEncoder:
             show_progress_bar=False,
         )
         return normalise_rows(np.asarray(vectors, dtype=np.float32))
+
+
+@runtime_checkable
+class QueryEncoder(Protocol):
+    """An encoder whose search patterns are read differently from tool texts (a retrieval
+    model's query instruction)."""
+
+    def encode_query(self, texts: Sequence[str]) -> FloatArray: ...
+
+
+def encode_query(encoder: Encoder, texts: Sequence[str]) -> FloatArray:
+    """Unit vectors of search patterns: the encoder's ``encode_query`` when it has one, else
+    ``encode`` (a symmetric model reads patterns and tool texts alike)."""
+    if isinstance(encoder, QueryEncoder):
+        return encoder.encode_query(texts)
+    return encoder.encode(texts)
+
+
+class MeanEncoder:
+    """Several encoders read as one whose cosine is the mean of theirs.
+
+    A vector is the parts' unit vectors side by side, each scaled by 1/sqrt(n): it is unit
+    length, and the dot product of two is the mean of the parts' cosines, so the dense arm,
+    the context signals and the caches need nothing of their own. The selector embeds and
+    caches each part under its own model id (``parts``) and joins them with ``combine``;
+    ``encode`` and ``encode_query`` are for callers that hold no per-part caches.
+    """
+
+    def __init__(self, parts: Sequence[Encoder]) -> None:
+        if len(parts) < 2:
+            raise ValueError("MeanEncoder needs two or more encoders")
+        self.parts: tuple[Encoder, ...] = tuple(parts)
+        self._model_id = "+".join(p.model_id for p in parts)
+        self._dim = sum(p.dim for p in parts)
+        self._scale = np.float32(1 / np.sqrt(len(parts)))
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def combine(self, vectors: Sequence[FloatArray]) -> FloatArray:
+        """The parts' vectors (same leading shape, one array per part, in ``parts`` order)
+        joined along the last axis and scaled to unit length."""
+        return np.ascontiguousarray(np.concatenate(vectors, axis=-1) * self._scale, np.float32)
+
+    def first(self, vectors: FloatArray) -> FloatArray:
+        """The first part's unit vectors inside joined ones (``combine``'s inverse for it)."""
+        width = self.parts[0].dim
+        return np.ascontiguousarray(vectors[..., :width] / self._scale, np.float32)
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        return self.combine([p.encode(texts) for p in self.parts])
+
+    def encode_query(self, texts: Sequence[str]) -> FloatArray:
+        return self.combine([encode_query(p, texts) for p in self.parts])
+
+
+def parts_of(encoder: Encoder) -> tuple[Encoder, ...]:
+    """The encoders ``encoder`` averages (``MeanEncoder``), or itself alone."""
+    return encoder.parts if isinstance(encoder, MeanEncoder) else (encoder,)
+
+
+def primary_of(encoder: Encoder) -> Encoder:
+    """The first of ``encoder``'s parts: the model whose 384 dimensions the static table
+    shares (its query vector is what the cold arm reads)."""
+    return parts_of(encoder)[0]

@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
-from tool_selector.embeddings.encoder import BUNDLED_MODEL_ID, Encoder, SentenceTransformerEncoder
+from tool_selector.embeddings.encoder import (
+    BUNDLED_MODEL_ID,
+    Encoder,
+    MeanEncoder,
+    SentenceTransformerEncoder,
+)
+from tool_selector.embeddings.models import BGE_SMALL, OnnxModel, default_model_dir
+from tool_selector.errors import ConfigError
 from tool_selector.settings import Settings
+
+#: The second encoder's row (``TOOL_SELECTOR_SECOND_ENCODER``).
+SECOND = BGE_SMALL
 
 
 def encoder_from_settings(settings: Settings) -> Encoder | None:
-    """Build the configured encoder (slow: loads a model); ``None`` for lexical-only ranking."""
+    """Build the configured encoder (slow: loads a model); ``None`` for lexical-only ranking.
+
+    ``onnx-int8`` with ``second_encoder``: MiniLM and the second model's mean
+    (``MeanEncoder``); the second's files missing, MiniLM alone and a warning."""
     if settings.encoder == "none":
         return None
     if settings.encoder == "onnx-int8":
         from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
 
-        return OnnxEncoder(batch_threads=settings.encoder_batch_threads)
+        minilm = OnnxEncoder(batch_threads=settings.encoder_batch_threads)
+        if not settings.second_encoder:
+            return minilm
+        try:
+            second = second_from_settings(settings, SECOND)
+        except ConfigError as exc:
+            logging.getLogger("tool_selector.encoder").warning("second encoder off: %s", exc)
+            return minilm
+        return MeanEncoder([minilm, second])
     path = Path(settings.model_path) if settings.model_path else None
     return SentenceTransformerEncoder(
         model_path=path, model_id=settings.model_path or BUNDLED_MODEL_ID
@@ -42,3 +64,13 @@ def multilingual_from_settings(settings: Settings) -> Encoder | None:
     from tool_selector.embeddings.multilingual import MultilingualEncoder  # noqa: PLC0415
 
     return MultilingualEncoder(threads=max(1, settings.blas_threads))
+
+
+def second_from_settings(settings: Settings, model: OnnxModel) -> Encoder:
+    """The second encoder's row loaded from ``TOOL_SELECTOR_SECOND_ENCODER_PATH`` or where
+    ``make install`` puts it; ``ConfigError`` when its files are missing."""
+    from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
+
+    path = settings.second_encoder_path
+    folder = Path(path) if path else default_model_dir(model)
+    return OnnxEncoder.of(model, folder, batch_threads=settings.encoder_batch_threads)

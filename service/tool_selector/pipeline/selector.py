@@ -11,14 +11,20 @@ by the English words of its gloss (``ranking/glossary.py``) for BM25 and the nam
 gets the multilingual arm's cosines (``embeddings/multilingual.py``) of the pattern as sent,
 blended with the English model's cosines of the gloss (``GLOSS_MODEL_SHARE``), in place of
 the English model's cosines; its tool vectors are cached like the model's, its lexical half
-damped (``multilingual_params_of``). Patterns read as English never reach either.
+damped (``multilingual_params_of``). Patterns read as English never reach either. With a
+second encoder (``MeanEncoder``: the cosine is the mean of both models'), each model's tool
+vectors and query vectors are had and cached under its own model id and joined; until the
+second model's tool vectors are in, the first model answers alone; the static arm reads the
+first model's query vector alone.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -27,7 +33,13 @@ import msgspec
 import numpy as np
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
-from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.encoder import (
+    Encoder,
+    MeanEncoder,
+    encode_query,
+    parts_of,
+    primary_of,
+)
 from tool_selector.embeddings.static import static_matrix, static_text
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
@@ -178,6 +190,9 @@ class DenseArm:
     query_cached: bool = False
     matrix: FloatArray | None = None
     query_encoder: Encoder | None = None
+    #: The first model's cosines when ``scores`` are a second encoder's mean: the relevance
+    #: bar and the context read those (their floors are MiniLM's cosines).
+    evidence: FloatArray | None = None
 
 
 def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]]:
@@ -185,6 +200,14 @@ def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]
     mask, removed = allowed([(t.name, t.bare_name) for t in catalog.texts], catalog.traits, filters)
     mask.setflags(write=False)
     return mask, removed
+
+
+def _first_cosines(encoder: Encoder, qvec: FloatArray, matrix: FloatArray) -> FloatArray | None:
+    """For a second encoder's mean, the first model's own cosines (the relevance bar's
+    scale); else none (the scores are those)."""
+    if not isinstance(encoder, MeanEncoder):
+        return None
+    return cosine_scores(encoder.first(qvec), encoder.first(matrix))
 
 
 @contextmanager
@@ -248,6 +271,9 @@ class Selector:
         self.multilingual_params = multilingual_params or multilingual_params_of(self.params)
         self.glossary, self.gloss_share = glossary, GLOSS_MODEL_SHARE
         self.steps = steps
+        # a second encoder's query encodes: one helper thread, used while no other is running
+        self._helper: ThreadPoolExecutor | None = None
+        self._encoding, self._encoding_lock = 0, threading.Lock()
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools per SPEC.md rules 1-5 (a ``SearchRequest`` as ``Ask.of`` it)."""
@@ -296,7 +322,8 @@ class Selector:
         """The caller's controls as ``rank`` applies them, and what the filters removed
         (both derived once per catalog for the same filters and context: ``memo``)."""
         context, filters, catalog = ask.context, ask.filters, entry.catalog
-        if filters is None and ask.budget is None and ask.min_score is None and not context:
+        plain = filters is None and ask.budget is None and ask.min_score is None
+        if plain and not context and dense.evidence is None:
             return NO_LIMITS, {}
         mask, filtered = None, dict[str, int]()
         if filters is not None:
@@ -316,6 +343,7 @@ class Selector:
             max_tools=None if budget is None else budget.max_tools,
             max_bytes=None if budget is None else budget.max_bytes,
             min_score=ask.min_score,
+            dense_evidence=dense.evidence,
         ), filtered
 
     def _glossed(self, pattern: str) -> Pattern:
@@ -341,16 +369,36 @@ class Selector:
         if encoder is not None and len(found.entry.catalog):
             with _timed(timings, "embed"):
                 tools = self._tool_matrix(encoder, found, started)
+                if tools.matrix is None and isinstance(encoder, MeanEncoder):
+                    encoder, tools = self._first_alone(encoder, found, tools)
                 if tools.matrix is not None:
                     qvec, cached = self._query_vector(encoder, pattern)
                     scores = cosine_scores(qvec, tools.matrix)
                     return DenseArm(
-                        scores, self.params, "hybrid", tools, cached, tools.matrix, encoder
+                        scores,
+                        self.params,
+                        "hybrid",
+                        tools,
+                        cached,
+                        tools.matrix,
+                        encoder,
+                        _first_cosines(encoder, qvec, tools.matrix),
                     )
         if self.static is not None and len(found.entry.catalog):
             with _timed(timings, "static"):
                 return self._static_arm(self.static, found.entry, pattern, tools)
         return DenseArm(None, self.params, "lexical", tools)
+
+    def _first_alone(
+        self, encoder: MeanEncoder, found: Found, tools: ToolMatrix
+    ) -> tuple[Encoder, ToolMatrix]:
+        """While a second encoder's vectors are still being embedded, the first model alone
+        when its matrix is at hand: the answer MiniLM alone gives, not the static arm's."""
+        first = primary_of(encoder)
+        matrix = found.entry.matrix(first.model_id)
+        if matrix is None:
+            return encoder, tools
+        return first, replace(tools, matrix=matrix)
 
     def _foreign_arm(
         self, found: Found, sent: Pattern, started: float, timings: dict[str, float]
@@ -377,8 +425,8 @@ class Selector:
     ) -> FloatArray:
         """``scores`` blended with the English model's cosines of the gloss alone
         (``gloss_share`` of them) when the pattern has a gloss and the model's matrix is at
-        hand."""
-        encoder = self.encoder
+        hand (of a second encoder's pair, the first model's alone, as before it)."""
+        encoder = None if self.encoder is None else primary_of(self.encoder)
         if not self.gloss_share or encoder is None or not sent.gloss:
             return scores
         english = self._tool_matrix(encoder, found, started)
@@ -407,7 +455,7 @@ class Selector:
         encoder = self.encoder
         if encoder is None or not len(entry.catalog) or entry.matrix(encoder.model_id) is not None:
             return 0
-        found = self.cache.get_many(entry.keys(encoder.model_id))
+        found = [v for p in parts_of(encoder) for v in self.cache.get_many(entry.keys(p.model_id))]
         self._complete(encoder, entry, stoppable=True, yielding=True)
         return sum(v is None for v in found)
 
@@ -428,11 +476,14 @@ class Selector:
         return self.catalogs.find(ToolSource.of(tools), self._build).entry
 
     def _tool_matrix(self, encoder: Encoder, found: Found, started: float) -> ToolMatrix:
-        """The catalog's embedding matrix if it can be had within the deadline."""
+        """The catalog's embedding matrix if it can be had within the deadline (of each
+        part, for a ``MeanEncoder``: ``_mean_matrix``)."""
         model, entry = encoder.model_id, found.entry
         matrix = entry.matrix(model)
         if matrix is not None:
             return ToolMatrix(matrix, hits=len(entry.catalog))
+        if isinstance(encoder, MeanEncoder):
+            return self._mean_matrix(encoder, found, started)
         cached = self.cache.get_many(entry.keys(model))
         misses = sum(v is None for v in cached)
         hits = len(cached) - misses
@@ -449,6 +500,18 @@ class Selector:
             return ToolMatrix(done, hits, misses)
         self.jobs.enqueue(job, self._background(encoder, found.key, entry))
         return ToolMatrix(None, hits, misses, deferred=True)
+
+    def _mean_matrix(self, encoder: MeanEncoder, found: Found, started: float) -> ToolMatrix:
+        """Each part's matrix as ``_tool_matrix`` has it (own cache keys, own jobs), joined
+        once all are at hand and kept on the entry; else none (the static arm answers)."""
+        got = [self._tool_matrix(part, found, started) for part in encoder.parts]
+        hits, misses = sum(g.hits for g in got), sum(g.misses for g in got)
+        deferred = any(g.deferred for g in got)
+        if any(g.matrix is None for g in got):
+            return ToolMatrix(None, hits, misses, deferred)
+        matrix = encoder.combine([g.matrix for g in got if g.matrix is not None])
+        found.entry.set_matrix(encoder.model_id, matrix)
+        return ToolMatrix(matrix, hits, misses, deferred)
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry
@@ -482,8 +545,19 @@ class Selector:
         ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
         ``yielding`` (warm-up): waits between chunks while requests' catalogs are embedded.
         """
-        keys, texts = entry.keys(encoder.model_id), entry.texts(encoder.model_id)
-        matrix = self._embed(encoder, keys, texts, stoppable=stoppable, yielding=yielding)
+        if isinstance(encoder, MeanEncoder):
+            kept = [entry.matrix(p.model_id) for p in encoder.parts]
+            matrix = encoder.combine(
+                [
+                    self._complete(p, entry, stoppable=stoppable, yielding=yielding)
+                    if m is None
+                    else m
+                    for p, m in zip(encoder.parts, kept, strict=True)
+                ]
+            )
+        else:
+            keys, texts = entry.keys(encoder.model_id), entry.texts(encoder.model_id)
+            matrix = self._embed(encoder, keys, texts, stoppable=stoppable, yielding=yielding)
         entry.set_matrix(encoder.model_id, matrix)
         return matrix
 
@@ -522,12 +596,14 @@ class Selector:
         """Cosines from the static arm and the parameters that fuse them. Its matrix is built
         on first use (milliseconds) and kept on the entry; never cached by text (recomputing
         is as cheap as a lookup). The query is the model's vector when it shares the table's
-        space (same dimensions; the static rows are the model's own outputs), else static."""
+        space (same dimensions; the static rows are the model's own outputs; of a second
+        encoder's pair, the first model's alone), else static."""
         matrix = entry.matrix(static.model_id)
         if matrix is None:
             matrix = static_matrix(static, entry.catalog.texts)
             entry.set_matrix(static.model_id, matrix)
-        encoder, params = self.encoder, self.cross_params
+        encoder = None if self.encoder is None else primary_of(self.encoder)
+        params = self.cross_params
         if encoder is None or encoder.dim != static.dim:
             encoder, params = static, self.static_params
         qvec, cached = self._query_vector(encoder, pattern)
@@ -544,6 +620,8 @@ class Selector:
         text = context_text(context.messages)
         terms = Query.parse(text).terms if text else ()
         matrix, encoder = dense.matrix, dense.query_encoder
+        if isinstance(encoder, MeanEncoder) and matrix is not None:  # MiniLM's, as the bar's
+            matrix, encoder = encoder.first(matrix), primary_of(encoder)
         if matrix is None or encoder is None:
             words = list(dict.fromkeys(w for i in recent for w in catalog.texts[i].name_tokens()))
             index = catalog.index
@@ -601,15 +679,38 @@ class Selector:
 
     def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
-        whether it came from the cache."""
+        whether it came from the cache. A ``MeanEncoder``'s joins its parts' (each cached
+        under its own model id; the static arm reads the first's)."""
         cached = self.queries.get((encoder.model_id, pattern))
         if cached is not None:
             return cached, True
+        if isinstance(encoder, MeanEncoder):
+            got = self._part_queries(encoder, pattern)
+            return encoder.combine([v for v, _ in got]), all(c for _, c in got)
         parts = windows(pattern)
-        encoded = encoder.encode(parts)
+        encoded = encode_query(encoder, parts)
         vec: FloatArray = np.ascontiguousarray(
             encoded[0] if len(parts) == 1 else encoded, dtype=np.float32
         )
         vec.setflags(write=False)
         self.queries.put((encoder.model_id, pattern), vec)
         return vec, False
+
+    def _part_queries(self, encoder: MeanEncoder, pattern: str) -> list[tuple[FloatArray, bool]]:
+        """Each part's query vector (``_query_vector``). When no other request is encoding
+        one, the parts after the first are encoded on a helper thread meanwhile (ONNX Runtime
+        leaves the GIL: an idle core takes them), else one after another in this thread."""
+        with self._encoding_lock:
+            self._encoding += 1
+            alone = self._encoding == 1
+            if alone and self._helper is None:
+                self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
+        try:
+            first, rest = encoder.parts[0], encoder.parts[1:]
+            if not alone or self._helper is None:
+                return [self._query_vector(part, pattern) for part in encoder.parts]
+            later = [self._helper.submit(self._query_vector, part, pattern) for part in rest]
+            return [self._query_vector(first, pattern), *(f.result() for f in later)]
+        finally:
+            with self._encoding_lock:
+                self._encoding -= 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -113,7 +113,9 @@ class Limits:
     evidence added to the fused score, and ``context_evidence`` counted by the relevance bar
     beside the pattern's (``context``); ``max_tools`` and ``max_bytes``: the
     budget (``controls.fit_budget``); ``min_score``: the least ``relevance`` a tool other
-    than an ``always_keep`` one needs.
+    than an ``always_keep`` one needs. ``dense_evidence``: the cosines the relevance bar
+    reads in place of the ranking's (a second encoder's mean ranks; the bar's floors are
+    MiniLM's cosines).
     """
 
     allowed: BoolArray | None = None
@@ -122,6 +124,7 @@ class Limits:
     max_tools: int | None = None
     max_bytes: int | None = None
     min_score: float | None = None
+    dense_evidence: FloatArray | None = None
 
 
 NO_LIMITS = Limits()
@@ -247,6 +250,8 @@ def _base(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:
 def _strength(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:
     """Each tool's evidence for the relevance bar: the pattern's, or the context's when
     that is stronger (a follow-up says little; its conversation says the rest)."""
+    if limits.dense_evidence is not None:
+        sig = replace(sig, dense=limits.dense_evidence)
     own = evidence(sig, params)
     if limits.context_evidence is None:
         return own

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.encoder import Encoder, encode_query
 from tool_selector.embeddings.static import static_matrix
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
@@ -141,7 +141,8 @@ def encode_queries(encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
     parts = [windows(t) for t in texts]
     flat = [p for ps in parts for p in ps]
     chunks = [
-        encoder.encode(flat[i : i + _ENCODE_CHUNK]) for i in range(0, len(flat), _ENCODE_CHUNK)
+        encode_query(encoder, flat[i : i + _ENCODE_CHUNK])
+        for i in range(0, len(flat), _ENCODE_CHUNK)
     ]
     vecs = np.concatenate(chunks) if chunks else np.zeros((0, encoder.dim), np.float32)
     out: list[FloatArray] = []

