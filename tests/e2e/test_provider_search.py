@@ -103,7 +103,7 @@ def test_anthropic_two_turns_search_then_call(service: ServiceProcess) -> None:
 
 def test_anthropic_async_answer_names_only_deferred_tools(service: ServiceProcess) -> None:
     tool_use = {"type": "tool_use", "id": "toolu_1", "name": "gateway_search_tools"}
-    tool_use["input"] = {"query": "read the file config.yaml"}
+    tool_use["input"] = {"query": "read the file config.yaml and email it to the team"}
 
     async def go() -> SearchAnswer:
         async with AsyncSelectorClient(service.url, timeout_s=10) as selector:

@@ -263,14 +263,11 @@ class Selector:
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.embed_deadline = embed_deadline
         self.batch_size = max(1, batch_size)
-        self.static = static
-        self.static_params = static_params
-        self.cross_params = cross_params
+        self.static, self.static_params, self.cross_params = static, static_params, cross_params
         self.context_weights = ContextWeights() if context_weights is None else context_weights
         self.multilingual = multilingual
         self.multilingual_params = multilingual_params or multilingual_params_of(self.params)
-        self.glossary, self.gloss_share = glossary, GLOSS_MODEL_SHARE
-        self.steps = steps
+        self.glossary, self.gloss_share, self.steps = glossary, GLOSS_MODEL_SHARE, steps
         # a second encoder's query encodes: one helper thread, used while no other is running
         self._helper: ThreadPoolExecutor | None = None
         self._encoding, self._encoding_lock = 0, threading.Lock()
