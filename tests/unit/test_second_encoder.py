@@ -151,3 +151,10 @@ def test_missing_files_leave_minilm_alone_with_a_warning(
     assert isinstance(encoder, OnnxEncoder)
     assert "second encoder off" in caplog.text
     assert "fetch-model" in caplog.text
+
+
+def test_a_clauses_vector_reads_as_a_query_of_both_models(both: MeanEncoder) -> None:
+    selector = Selector(encoder=both, queries=BoundedLRU(100))
+    clause = "send a chat message to the team"
+    (vec,) = selector._query_vectors(both, [clause])  # multi-step's batched clause encode
+    np.testing.assert_allclose(vec, encode_query(both, [clause])[0], atol=1e-5)

@@ -659,12 +659,13 @@ class Selector:
         ]
 
     def _query_vectors(self, encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
-        """``_query_vector`` of each text, those the cache lacks encoded in one call."""
+        """``_query_vector`` of each text, those the cache lacks encoded in one call (as queries:
+        ``encode_query``, so a clause reads as the whole pattern does)."""
         got = [self.queries.get((encoder.model_id, t)) for t in texts]
         missing = [i for i, v in enumerate(got) if v is None]
         parts = [windows(texts[i]) for i in missing]
         flat = [w for ws in parts for w in ws]
-        encoded = encoder.encode(flat) if flat else np.zeros((0, encoder.dim), np.float32)
+        encoded = encode_query(encoder, flat) if flat else np.zeros((0, encoder.dim), np.float32)
         at = 0
         for i, ws in zip(missing, parts, strict=True):
             rows = encoded[at : at + len(ws)]
