@@ -259,8 +259,8 @@ class Settings:
         "`make install`) and rank by the mean of its cosine and MiniLM's (docs/quality.md). "
         "Costs a second encode per new pattern and per tool text, and about 100 MB of RSS. The "
         "static arm keeps MiniLM's query vector and requests in other languages the "
-        "multilingual arm. Its files missing: a warning, and MiniLM alone. `false`: MiniLM "
-        "alone.",
+        "multilingual arm. Its files missing or not of the sha256 its row names: a warning, and "
+        "MiniLM alone. `false`: MiniLM alone.",
     )
     second_encoder_path: str = _setting(
         "",

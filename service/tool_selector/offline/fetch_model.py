@@ -22,10 +22,7 @@ from tool_selector.errors import ConfigError
 
 def is_current(model: OnnxModel, folder: Path) -> bool:
     """Whether every file of ``model`` is in ``folder`` with its digest."""
-    return all(
-        (folder / name).is_file() and _sha256((folder / name).read_bytes()) == digest
-        for name, (_, digest) in model.files.items()
-    )
+    return not model.unfit(folder)
 
 
 def extract_checked(wheel: Path, model: OnnxModel, folder: Path) -> list[Path]:
