@@ -109,11 +109,38 @@ def test_the_log_line_repeats_the_id_with_the_ranking_version(
     r = call(keyed, "POST", path, json=body, headers=AUTH)
     record = logged(keyed, r.headers[SEARCH_ID_HEADER])
     assert record["event"] == "search"
-    assert record["ranking"] == {"model": None, "fusion": fusion_digest(Selector())}
+    assert record["ranking"] == {
+        "model": None,
+        "weights": None,
+        "fusion": fusion_digest(Selector()),
+    }
 
 
 def test_a_hybrid_answer_logs_its_model(service: ServiceProcess) -> None:
     r = call(service, "POST", SEARCH_PATH, json=SEARCH)
     record = logged(service, r.headers[SEARCH_ID_HEADER])
     model = {"hybrid": "all-MiniLM-L6-v2", "static": "all-MiniLM-L6-v2-static"}
-    assert model[r.headers["x-tool-selector-ranking"]] in record["ranking"]["model"]
+    path = r.headers["x-tool-selector-ranking"]
+    assert model[path] in record["ranking"]["model"]
+    assert re.fullmatch("[0-9a-f]{16}(\\+[0-9a-f]{16})*", record["ranking"]["weights"])
+    if path == "static":  # the table's id carries the same digest
+        assert record["ranking"]["model"].endswith(record["ranking"]["weights"])
+
+
+def test_the_weights_digest_is_the_model_files_sha256() -> None:
+    """The hybrid path's digest is the sha256 of the ONNX files that ranked, joined; another
+    file is another digest."""
+    import hashlib  # noqa: PLC0415
+
+    from tool_selector.embeddings.encoder import MeanEncoder, weights_digest  # noqa: PLC0415
+    from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
+    from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
+    from tool_selector.settings import Settings  # noqa: PLC0415
+
+    encoder = encoder_from_settings(Settings())
+    assert isinstance(encoder, MeanEncoder)
+    files = [p._model_file for p in encoder.parts if isinstance(p, OnnxEncoder)]
+    assert len(files) == 2
+    expected = [hashlib.sha256(f.read_bytes()).hexdigest()[:16] for f in files]
+    assert weights_digest(encoder) == "+".join(expected)
+    assert weights_digest(encoder.parts[0]) == expected[0]

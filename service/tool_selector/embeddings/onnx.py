@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.embeddings.encoder import bundled_model_path
+from tool_selector.embeddings.encoder import bundled_model_path, files_digest
 from tool_selector.embeddings.models import OnnxModel, Pooling
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
@@ -77,6 +77,7 @@ class OnnxEncoder:
         self._tokenizer.enable_truncation(max_tokens)
         self._model_id, self._pooling, self._query_prefix = model_id, pooling, query_prefix
         self._model_file = model_file
+        self._digest = files_digest([model_file])
         self._session: Any = _session(model_file, threads)
         self._batch_threads = batch_threads
         self._batch_session: Any = self._session if batch_threads <= 1 else None
@@ -113,6 +114,11 @@ class OnnxEncoder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def weights_digest(self) -> str:
+        """sha256 of ``model.onnx`` (16 hex digits), read at load."""
+        return self._digest
 
     def encode(self, texts: Sequence[str]) -> FloatArray:
         """Unit vectors of ``texts``, tokenised once and run in groups of similar length."""

@@ -92,6 +92,11 @@ class StaticEncoder:
         return self._model_id
 
     @property
+    def weights_digest(self) -> str:
+        """The table's digest, as its id carries it (``distill.py``)."""
+        return self._model_id.rsplit("-", 1)[-1]
+
+    @property
     def dim(self) -> int:
         return int(self._table.shape[1])
 

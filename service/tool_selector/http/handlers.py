@@ -16,6 +16,7 @@ from litestar import Request, Response, get, post
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from tool_selector import __version__
+from tool_selector.embeddings.encoder import weights_digest
 from tool_selector.errors import BadRequest, UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
 from tool_selector.http.search_id import search_id
@@ -166,7 +167,7 @@ def _record(
         {
             "event": "search",
             "search_id": sid,
-            "ranking": {"model": _model(runtime, outcome), "fusion": runtime.fusion_digest},
+            "ranking": _ranking(runtime, outcome),
             "contract": contract.name,
             "pattern": pattern,
             "pattern_chars": ask.pattern_chars,
@@ -185,12 +186,17 @@ def _record(
     )
 
 
-def _model(runtime: AppState, outcome: Outcome) -> str | None:
-    """The id of the embedding model that ranked (the static table's id carries its digest);
-    ``None`` on the lexical path, which reads no model."""
+def _ranking(runtime: AppState, outcome: Outcome) -> dict[str, str | None]:
+    """The ranking version: the id of the embedding model that ranked and the digest of its
+    weights (``None`` both on the lexical path, which reads no model), the fitted
+    constants' digest."""
     selector = runtime.selector
     arm = {"hybrid": selector.encoder, "static": selector.static}.get(outcome.path)
-    return None if arm is None else arm.model_id
+    return {
+        "model": None if arm is None else arm.model_id,
+        "weights": None if arm is None else weights_digest(arm),
+        "fusion": runtime.fusion_digest,
+    }
 
 
 def _count(
