@@ -7,13 +7,15 @@ model embeds those tools once across runs; MiniLM's vectors serve both settings)
 one request at a time:
 
 - ``new @300``: never-seen patterns (distinct Seal-Tools sentences and keyword patterns)
-  over the warm 300-tool catalog: each pays its query encode(s);
+  over the warm 300-tool catalog: each pays its query encode(s); the same requests again
+  by pattern length (under 100, 100-199, 200-299 characters);
 - ``repeated @300``: one pattern again and again (the query cache answers);
 - ``long new @4,000``: never-seen 300-420 character Seal-Tools sentences over the warm
   4,000-tool catalog;
-- ``first answer, new @300``: the first request of a never-seen 300-tool catalog (its path
-  header and latency), then the same request every 0.25 s until it is answered ``hybrid``
-  (MiniLM's tool vectors in: the second model's follow in the background);
+- ``first answer, new @300``: the first request of a 300-tool catalog no run sent before
+  (generated from the clock; its path header and latency), then the same request every
+  0.25 s until it is answered ``hybrid`` (MiniLM's tool vectors in: the second model's
+  follow in the background);
 - RSS of the service (its process group) after the warm-up and at the end.
 
 Then, in process, the seconds each model takes to embed a never-seen 300-tool catalog's tool
@@ -45,6 +47,9 @@ from loadtests.bench import BenchRedis, _start
 SEARCH = "/v1/tool-discovery/search"
 REDIS_DIR = Path(__file__).parent / ".cache" / "second-encoder"
 HEADERS = {"content-type": "application/json"}
+#: Pattern lengths (characters, half-open) the never-seen @300 requests are also shown by:
+#: a new pattern costs its encode per token.
+LENGTHS = ((0, 100), (100, 200), (200, 300))
 
 
 def rss_mb(proc: ServiceProcess) -> float:
@@ -111,6 +116,13 @@ def measure(setting: str, args: argparse.Namespace, tmp: Path, redis_url: str) -
             rss = rss_mb(proc)
             ms, paths = timed(client, proc.url, [workload.body(x, small) for x in new])
             out.append(row(setting, "new @300", ms, paths))
+            for low, high in LENGTHS:  # the same requests by pattern length
+                got = [
+                    (m, a) for x, m, a in zip(new, ms, paths, strict=True) if low <= len(x) < high
+                ]
+                if got:
+                    name = f"new @300, {low}-{high - 1} chars"
+                    out.append(row(setting, name, *map(list, zip(*got, strict=True))))
             ms, paths = timed(client, proc.url, [workload.body(new[0], small)] * args.n)
             out.append(row(setting, "repeated @300", ms, paths))
             if args.large:
@@ -118,8 +130,9 @@ def measure(setting: str, args: argparse.Namespace, tmp: Path, redis_url: str) -
                 chars = statistics.mean(len(x) for x in long)
                 out.append(row(setting, f"long new @{args.large:,} ({chars:.0f} chars)", ms, paths))
             firsts, seconds_to_hybrid = [], []
+            unseen = random.Random(time.time_ns())  # catalogs no run has sent before
             for i in range(args.fresh):
-                fresh = workload.body(new[i], workload.fresh_catalog(rng, 300))
+                fresh = workload.body(new[i], workload.fresh_catalog(unseen, 300))
                 ms, paths = timed(client, proc.url, [fresh])
                 firsts.append((ms[0], paths[0]))
                 t0 = time.monotonic()
