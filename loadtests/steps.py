@@ -25,7 +25,7 @@ import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tests.support import static_table
 
@@ -47,7 +47,7 @@ from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.glossary import default_glossary
-from tool_selector.ranking.steps import StepRule, clauses
+from tool_selector.ranking.steps import SHIPPED_RULE, StepRule, clauses
 from tool_selector.settings import Settings
 
 #: The rules measured, by name (``off``: no multi-step ranking).
@@ -57,6 +57,9 @@ VARIANTS: dict[str, StepRule | None] = {
     "2+ clauses, whole cos": StepRule(own_vectors=False),
     "3+ clauses": StepRule(min_clauses=3),
     "3+ clauses, whole cos": StepRule(min_clauses=3, own_vectors=False),
+    "long tasks, own vectors": replace(SHIPPED_RULE, own_vectors=True),
+    "long tasks, whole cos (shipped)": SHIPPED_RULE,
+    "long tasks, words only": replace(SHIPPED_RULE, words_only=True),
 }
 
 

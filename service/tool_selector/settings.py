@@ -244,13 +244,14 @@ class Settings:
         "German), so BM25 and the English model read them too. English requests never reach it.",
     )
     multi_step: bool = _setting(
-        False,
-        "Rank a multi-step task by its steps: an English pattern of two or more clauses "
-        '(sentences, `;`, lines, numbered steps, "then", ", finally") keeps the whole '
-        "pattern's first tool first, then takes each clause's best tools in turn before the "
-        "rest of the whole pattern's order (each clause's own BM25 and one more encode of its "
-        "words). Off by default: not yet measured on every set's test split and leave-one-"
-        'set-out (docs/quality.md, "Multi-step tasks by their steps").',
+        True,
+        "Rank a multi-step task by its steps: an English pattern of 250 characters or more "
+        'and two or more clauses (sentences, `;`, lines, numbered steps, "then", ", '
+        "finally\") keeps the whole pattern's first tool first, then takes each clause's "
+        "best tools (among the whole pattern's first 50) in turn before the rest of the "
+        "whole pattern's order (each clause's own BM25 and one more encode of its words). "
+        'Shorter patterns are ranked whole, as with it off (docs/quality.md, "Multi-step '
+        'tasks by their steps").',
     )
     second_encoder: bool = _setting(
         True,

@@ -1,5 +1,6 @@
 """A two-step task over HTTP: each step gets its tool, and the first tool stays first
-(a service with ``TOOL_SELECTOR_MULTI_STEP`` on, against the default one, with it off)."""
+(the default service, ``TOOL_SELECTOR_MULTI_STEP`` on, against one with it off); a short
+request of two sentences is one need, ranked whole."""
 
 from __future__ import annotations
 
@@ -27,24 +28,31 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "send_email", "description": "Send an email to a recipient."},
     {"name": "get_weather", "description": "Current weather for a city."},
 ]
-TASK = (
+SHORT = (
     "Create a shipment of perishable food from Emma Smith to Daniel at 456 Elm Avenue. "
     "Then issue a refund for order ord123456."
+)
+#: 250 characters or more: the shipped rule's multi-step task (``steps.SHIPPED_RULE``)
+TASK = (
+    "Track the delivery status of shipment shp-99812, which left the Springfield depot on "
+    "Monday and has not moved since. Then cancel shipment shp-99813 before it is picked up "
+    "this afternoon. Finally, issue a refund for order ord123456 and send an email to the "
+    "recipient."
 )
 
 
 @pytest.fixture(scope="module")
-def by_steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    """The real service with multi-step ranking on (and no multilingual arm: English only)."""
-    env = {"TOOL_SELECTOR_MULTI_STEP": "true", "TOOL_SELECTOR_MULTILINGUAL": "false"}
-    proc = start_service(tmp_path_factory.mktemp("steps"), env)
+def off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """The real service with multi-step ranking off (every pattern ranked whole)."""
+    env = {"TOOL_SELECTOR_MULTI_STEP": "false"}
+    proc = start_service(tmp_path_factory.mktemp("whole"), env)
     yield proc
     proc.stop()
 
 
-def search(service: ServiceProcess) -> list[str]:
+def search(service: ServiceProcess, pattern: str = TASK) -> list[str]:
     warm_catalog(service.url, TOOLS)
-    body = {"pattern": TASK, "tools": TOOLS, "top_k": 2}
+    body = {"pattern": pattern, "tools": TOOLS, "top_k": 4}
     r = httpx.post(service.url + "/v1/tool-discovery/search", json=body, timeout=30)
     assert r.status_code == 200, r.text
     names: list[str] = r.json()["selected_names"]
@@ -52,10 +60,18 @@ def search(service: ServiceProcess) -> list[str]:
 
 
 def test_a_two_step_task_gets_a_tool_for_each_step(
-    service: ServiceProcess, by_steps: ServiceProcess
+    service: ServiceProcess, off: ServiceProcess
 ) -> None:
-    steps, whole = search(by_steps), search(service)
-    assert steps[0] == whole[0] == "refund_order"
-    assert "create_shipment" in steps
-    assert "create_shipment" not in whole  # the whole task's list: its refund step's neighbours
-    assert len(steps) == len(set(steps)) == 2
+    assert len(TASK) >= 250
+    steps, whole = search(service), search(off)
+    assert steps[0] == whole[0] == "cancel_shipment"
+    assert set(steps) == {"track_shipment", "cancel_shipment", "refund_order", "send_email"}
+    assert "send_email" not in whole  # the last step's tool: the whole list has an address tool
+    assert len(steps) == len(set(steps)) == 4
+
+
+def test_a_short_request_of_two_sentences_is_ranked_whole(
+    service: ServiceProcess, off: ServiceProcess
+) -> None:
+    assert len(SHORT) < 250
+    assert search(service, SHORT) == search(off, SHORT)

@@ -11,7 +11,7 @@ from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.steps import StepRule, clauses, interleave
+from tool_selector.ranking.steps import SHIPPED_RULE, StepRule, clauses, interleave
 from tool_selector_client.wire import Budget, Filters, SearchRequest, Tool
 
 
@@ -94,6 +94,23 @@ def test_the_rule_decides_what_is_a_multi_step_task(rule: StepRule, expected: in
     assert len(clauses("Find the latest invoice. Email it to the accountant.", rule)) == expected
 
 
+def test_the_shipped_rule_splits_long_tasks_only() -> None:
+    """Under 250 characters a few sentences are one need (Arcade's "Create a task for John
+    ... Label it with 'Project XYZ'."); a task of 250 or more is split as any rule splits it."""
+    short = "Create a task for John. It should be due on 2025-06-30. Label it with 'XYZ'."
+    assert clauses(short)
+    assert not clauses(short, SHIPPED_RULE)
+    long = (
+        "First, I need to book a hotel room in Paris for 5 nights starting from 20th June "
+        "with a gym and free breakfast. Secondly, I am curious about the last match played "
+        "by the soccer club Manchester United. Lastly, calculate my BMI: I weigh 75 kilograms "
+        "and I am 180 centimetres tall."
+    )
+    assert len(long) >= SHIPPED_RULE.min_chars
+    assert clauses(long, SHIPPED_RULE) == clauses(long)
+    assert len(clauses(long)) == 3
+
+
 def perm(*items: int) -> np.ndarray:
     return np.array(items, dtype=np.intp)
 
@@ -124,6 +141,20 @@ def test_interleave(
     lists: list[np.ndarray], eligible: np.ndarray, depth: int, expected: list[int]
 ) -> None:
     assert interleave(perm(0, 1, 2, 3, 4, 5), lists, eligible, depth).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("reach", "expected"),
+    [
+        (0, [0, 5, 1, 4, 2, 3]),  # any tool of the clause joins
+        (4, [0, 3, 1, 2, 4, 5]),  # 5 and 4 are not among the whole order's first four
+        (1, [0, 1, 2, 3, 4, 5]),  # only the whole order's first: nothing to merge
+    ],
+    ids=["any", "first four", "first only"],
+)
+def test_interleave_takes_clause_tools_within_reach(reach: int, expected: list[int]) -> None:
+    whole, clause = perm(0, 1, 2, 3, 4, 5), perm(5, 4, 3, 2, 1, 0)
+    assert interleave(whole, [clause], EVERY, 4, reach).tolist() == expected
 
 
 orders = st.permutations(list(range(8))).map(lambda p: np.array(p, dtype=np.intp))
@@ -161,7 +192,7 @@ TOOLS = [
 TASK = (
     "Create a shipment with a parcel shipment label for the shipment sender Emma and the "
     "shipment recipient Daniel, and track the shipment status. Then check the space in the "
-    "warehouse. Finally, initiate a refund for order ord123."
+    "warehouse. Finally, initiate a refund for order ord123 that the customer returned."
 )
 
 
@@ -203,6 +234,30 @@ def test_whole_cosines_encode_no_clause() -> None:
     encoder = HashingEncoder()
     names(selector(StepRule(own_vectors=False), encoder))
     assert encoder.calls == [8, 1]
+
+
+def test_the_shipped_rule_merges_a_long_task_without_an_encode() -> None:
+    """``SHIPPED_RULE``: the task (250 characters and more) gets its warehouse step's tool
+    into a list of three, from the whole pattern's cosines; no clause is encoded."""
+    encoder = HashingEncoder()
+    assert len(TASK) >= SHIPPED_RULE.min_chars
+    steps, whole = names(selector(SHIPPED_RULE, encoder), top_k=3), names(WHOLE, top_k=3)
+    assert steps[0] == whole[0]
+    assert "warehouse_space" in steps
+    assert "warehouse_space" not in whole
+    assert encoder.calls == [8, 1]
+
+
+def test_words_only_clauses_read_no_cosine() -> None:
+    """``words_only``: each clause ranked by its words (no cosines, no encode); the merge
+    still holds the whole pattern's first tool first."""
+    encoder = HashingEncoder()
+    sel = selector(StepRule(words_only=True), encoder)
+    request = SearchRequest(pattern=TASK, tools=TOOLS, top_k=4)
+    outcome = sel.select(request)
+    assert encoder.calls == [8, 1]
+    assert outcome.ranking.names[0] == names(WHOLE, top_k=4)[0]
+    assert outcome.ranking.names != names(WHOLE, top_k=4)
 
 
 @pytest.mark.parametrize(

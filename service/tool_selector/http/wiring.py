@@ -25,7 +25,7 @@ from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.glossary import default_glossary
 from tool_selector.ranking.language import glossary_forms
-from tool_selector.ranking.steps import StepRule
+from tool_selector.ranking.steps import SHIPPED_RULE
 from tool_selector.settings import Settings
 
 
@@ -55,7 +55,7 @@ def build_selector(
         embed_deadline=settings.embed_deadline_ms / 1000,
         batch_size=settings.embed_batch_size,
         glossary=default_glossary() if settings.glossary else None,
-        steps=StepRule() if settings.multi_step else None,
+        steps=SHIPPED_RULE if settings.multi_step else None,
     )
 
 

@@ -648,13 +648,16 @@ class Selector:
         the whole pattern's (``StepRule.own_vectors`` off)."""
         texts = () if self.steps is None or sent.foreign else clauses(sent.text, self.steps)
         queries = [Query.parse(t) for t in texts]
-        cosines: list[FloatArray | None] = [dense.scores] * len(texts)
+        words_only = self.steps is not None and self.steps.words_only
+        cosines: list[FloatArray | None] = [None if words_only else dense.scores] * len(texts)
         encoder, matrix = dense.query_encoder, dense.matrix
-        own = self.steps is not None and self.steps.own_vectors and dense.scores is not None
+        own = self.steps is not None and self.steps.own_vectors and not words_only
+        own = own and dense.scores is not None
         if texts and own and encoder is not None and matrix is not None:
             cosines = [cosine_scores(v, matrix) for v in self._query_vectors(encoder, texts)]
+        reach = 0 if self.steps is None else self.steps.reach
         return [
-            Clause(q, catalog.index.scores(q.terms), cos)
+            Clause(q, catalog.index.scores(q.terms), cos, reach)
             for q, cos in zip(queries, cosines, strict=True)
         ]
 

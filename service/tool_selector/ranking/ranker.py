@@ -133,11 +133,14 @@ NO_LIMITS = Limits()
 @dataclass(frozen=True, slots=True)
 class Clause:
     """One step of a multi-step pattern (``steps.clauses``): its lexical query, its BM25
-    scores and its cosines (``None``: the lexical path), as ``rank`` reads the whole one."""
+    scores and its cosines (``None``: the lexical path), as ``rank`` reads the whole one;
+    ``reach``: its tools join the merge only from the whole order's first ``reach`` (0: any;
+    ``StepRule.reach``)."""
 
     query: Query
     bm25: FloatArray
     dense: FloatArray | None
+    reach: int = 0
 
 
 def rank(
@@ -156,7 +159,7 @@ def rank(
     """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
 
     Named tools (exact, else one edit away) first, then by fused score, ties by position in
-    the request; a multi-step pattern's ``clauses`` merged in (``_clause_orders``); the bar
+    the request; a multi-step pattern's ``clauses`` merged in (``_by_steps``); the bar
     (no-match and per-tool floors; ``abstain``) in ``_bar``; always_keep counts toward top_k."""
     sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
@@ -167,7 +170,7 @@ def rank(
     no_match = not named and not _reaches(strength, _open(order, allowed)[:top_k], bar[0])
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, strength >= bar[1], allowed)
-        order = interleave(order, _clause_orders(catalog, clauses, params, limits), eligible, top_k)
+        order = _by_steps(order, catalog, clauses, (params, limits), eligible, top_k=top_k)
     open_order, position = _open(order, allowed), _positions(order)  # each tool's place in it
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
     no_match, ranked_in = _bar(
@@ -197,17 +200,26 @@ def _open(order: npt.NDArray[np.intp], allowed: BoolArray | None) -> npt.NDArray
     return order if allowed is None else order[allowed[order]]
 
 
-def _clause_orders(
-    catalog: Catalog, clauses: Sequence[Clause], params: FusionParams, limits: Limits
-) -> list[npt.NDArray[np.intp]]:
-    """Each clause's own order, merged into the first ``top_k`` places of the whole order
-    (``steps.interleave``) among the tools the answer may hold (``_eligible``): the whole
-    order's first such tool stays first, so the answer's first tool is the same. A clause
-    is fused as the whole pattern is (its weights, the context's boost), with no named-tool
-    lift (a clause of three words or more names no tool)."""
+def _by_steps(
+    order: npt.NDArray[np.intp],
+    catalog: Catalog,
+    clauses: Sequence[Clause],
+    fusion: tuple[FusionParams, Limits],
+    eligible: BoolArray,
+    *,
+    top_k: int,
+) -> npt.NDArray[np.intp]:
+    """Each clause's own order, merged into the first ``top_k`` places of the whole
+    ``order`` (``steps.interleave``, its tools within the clauses' ``reach``) among the tools
+    the answer may hold (``_eligible``): the whole order's first such tool stays first, so
+    the answer's first tool is the same. A clause is fused as the whole pattern is (its
+    weights, the context's boost), with no named-tool lift (a clause of three words or more
+    names no tool)."""
+    params, limits = fusion
     top = params.explained_top
     sigs = (signals(catalog, c.query, c.bm25, c.dense, top) for c in clauses)
-    return [np.argsort(-_base(sig, params, limits), kind="stable") for sig in sigs]
+    lists = [np.argsort(-_base(sig, params, limits), kind="stable") for sig in sigs]
+    return interleave(order, lists, eligible, top_k, max(c.reach for c in clauses))
 
 
 def _eligible(

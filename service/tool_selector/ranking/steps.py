@@ -71,38 +71,63 @@ _LEAD = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class StepRule:
-    """When a pattern is a multi-step task: ``min_clauses`` clauses of ``min_words`` words
-    at least; the first ``max_clauses`` of them are ranked, each with its own vector
-    (``own_vectors``: one encode per clause) or the whole pattern's cosines."""
+    """When a pattern is a multi-step task: ``min_chars`` characters and ``min_clauses``
+    clauses of ``min_words`` words at least; the first ``max_clauses`` of them are ranked,
+    each with its own vector (``own_vectors``: one encode per clause) or the whole pattern's
+    cosines; ``words_only``: by its words alone (BM25, specificity, names; no cosines, no
+    encode). ``reach``: a clause's tool joins the merge only when it is among the whole
+    order's first ``reach`` tools the answer may hold (0: any tool)."""
 
     min_clauses: int = MIN_CLAUSES
     min_words: int = MIN_WORDS
     max_clauses: int = MAX_CLAUSES
     own_vectors: bool = True
+    min_chars: int = 0
+    reach: int = 0
+    words_only: bool = False
+
+
+#: The rule ``TOOL_SELECTOR_MULTI_STEP`` turns on: tasks of 250 characters or more (a few
+#: sentences asking for one thing are one need: Arcade's and MetaTool's multi-sentence
+#: requests lost their third to fifth tools to clause tools below that length), each
+#: clause's tools among the whole order's first 50 (a step's tool still fits the task),
+#: each clause ranked with the whole pattern's cosines (no encode: a clause's own vector
+#: lifted Seal-Tools more but lowered BFCL's dev split and quadrupled a long task's time).
+#: Chosen on the dev splits: docs/quality.md, "Multi-step tasks by their steps".
+SHIPPED_RULE = StepRule(min_chars=250, reach=50, own_vectors=False)
 
 
 def clauses(pattern: str, rule: StepRule | None = None) -> tuple[str, ...]:
     """The pattern's steps (``rule``), or ``()`` when it has fewer than ``min_clauses``
     (a pattern of one step is ranked whole, as it always was)."""
     rule = StepRule() if rule is None else rule
+    if len(pattern) < rule.min_chars:
+        return ()
     pieces = (_LEAD.sub("", p.strip(" ,;")) for p in _CUT.split(pattern) if p)
     kept = [p for p in pieces if len(p.split()) >= rule.min_words]
     return tuple(kept[: rule.max_clauses]) if len(kept) >= rule.min_clauses else ()
 
 
 def interleave(
-    whole: IntArray, lists: Sequence[IntArray], eligible: BoolArray, depth: int
+    whole: IntArray, lists: Sequence[IntArray], eligible: BoolArray, depth: int, reach: int = 0
 ) -> IntArray:
     """``whole`` (a permutation of the tools) with its head merged from ``lists``.
 
     Among the ``eligible`` tools, round robin by depth over ``[whole, *lists]``: the whole
     order's first, each list's first, the whole order's second, ... each tool once, until
     ``depth`` tools; then every other tool in ``whole``'s order (ineligible ones included,
-    where ``whole`` had them). The first eligible tool of ``whole`` stays first.
+    where ``whole`` had them). The first eligible tool of ``whole`` stays first. With
+    ``reach``, the lists' tools are only those among the first ``reach`` eligible tools of
+    ``whole``.
     """
     if not lists or depth <= 0:
         return whole
-    heads = [order[eligible[order]][:depth].tolist() for order in (whole, *lists)]
+    near = eligible
+    if reach > 0:
+        near = np.zeros(len(eligible), dtype=bool)
+        near[whole[eligible[whole]][:reach]] = True
+    heads = [whole[eligible[whole]][:depth].tolist()]
+    heads += [order[near[order]][:depth].tolist() for order in lists]
     head: list[int] = []
     seen: set[int] = set()
     for level in range(depth):

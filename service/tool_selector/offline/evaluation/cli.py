@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from tool_selector.offline.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
     from tool_selector.ranking.glossary import default_glossary  # noqa: PLC0415
-    from tool_selector.ranking.steps import StepRule  # noqa: PLC0415
+    from tool_selector.ranking.steps import SHIPPED_RULE  # noqa: PLC0415
 
     problem = _bad_arguments(args)
     if problem:
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("eval needs an encoder (TOOL_SELECTOR_ENCODER=none)")
         arm = multilingual_from_settings(settings)
         glossary = default_glossary() if settings.glossary else None
-        steps = StepRule() if settings.multi_step else None
+        steps = SHIPPED_RULE if settings.multi_step else None
         report = Evaluator(
             encoder, config, datasets, _static(settings), arm, glossary=glossary, steps=steps
         ).run()
