@@ -249,7 +249,8 @@ class Settings:
         'and two or more clauses (sentences, `;`, lines, numbered steps, "then", ", '
         "finally\") keeps the whole pattern's first tool first, then takes each clause's "
         "best tools (among the whole pattern's first 50) in turn before the rest of the "
-        "whole pattern's order (each clause's own BM25 and one more encode of its words). "
+        "whole pattern's order (each clause ranked by its own BM25 and the whole pattern's "
+        "cosines: no encode). "
         'Shorter patterns are ranked whole, as with it off (docs/quality.md, "Multi-step '
         'tasks by their steps").',
     )
