@@ -165,16 +165,16 @@ def rank(
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
     fused = lift_named(catalog, query.pattern, _base(sig, params, limits), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
-    bar = floors(dense is None, params)
-    strength = _strength(sig, params, limits)
+    bar, strength = floors(dense is None, params), _strength(sig, params, limits)
     no_match = not named and not _reaches(strength, _open(order, allowed)[:top_k], bar[0])
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, strength >= bar[1], allowed)
         order = _by_steps(order, catalog, clauses, (params, limits), eligible, top_k=top_k)
     open_order, position = _open(order, allowed), _positions(order)  # each tool's place in it
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
+    clears = _in_order(strength >= bar[1], open_order[:top_k], limits)
     no_match, ranked_in = _bar(
-        open_order, strength >= bar[1], named, kept, no_match=no_match, top_k=top_k, abstain=abstain
+        open_order, clears, named, kept, no_match=no_match, top_k=top_k, abstain=abstain
     )
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
     chosen, removed = _cut(kept, ranked_in, top_k, score, size=catalog.traits.size, limits=limits)
@@ -278,6 +278,19 @@ def _clearing(
     clears[list(named)] = True
     clears[kept] = False
     return order[clears[order]].tolist()  # type: ignore[no-any-return]
+
+
+def _in_order(clears: BoolArray, head: npt.NDArray[np.intp], limits: Limits) -> BoolArray:
+    """The per-tool floor's verdicts (``clears``, changed in place) where the bar reads other
+    cosines than the ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'):
+    a tool of the answer's places (``head``, the order's first ``top_k``) ranked above one
+    that clears clears too, so the answer keeps the ranking's order whole (docs/quality.md,
+    "The floor keeps the ranking's order"). Elsewhere the verdicts stand as they are."""
+    if limits.dense_evidence is not None:
+        passed = np.flatnonzero(clears[head])
+        if passed.size:
+            clears[head[: passed[-1] + 1]] = True
+    return clears
 
 
 def _kept(

@@ -1,0 +1,69 @@
+"""The relevance bar keeps the ranking's order whole where it reads other cosines than the
+ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'): within the order's
+first ``top_k``, a tool ranked above one that clears the per-tool floor clears too
+(``ranker._in_order``); below the last one that clears, the floor still cuts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tool_selector.ranking.catalog import build_catalog
+from tool_selector.ranking.fusion import FusionParams
+from tool_selector.ranking.ranker import Limits, Query, rank
+from tool_selector_client.wire import Tool
+
+NAMES = ["alpha_tool", "bravo_tool", "charlie_tool", "delta_tool", "echo_tool", "foxtrot_tool"]
+CATALOG = build_catalog([Tool(name=n, description=f"{n} does things") for n in NAMES])
+#: what ranks: one cosine per tool, best first in catalog order (the two models' mean)
+RANKING = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4], dtype=np.float32)
+
+
+def answer(evidence: list[float], top_k: int = 5, always_keep: tuple[str, ...] = ()) -> list[str]:
+    """The answer's names when the bar reads ``evidence`` (MiniLM's cosines) per tool."""
+    ranking = rank(
+        CATALOG,
+        Query.parse("zzz qqq"),  # no word of any tool: the order is the cosines'
+        bm25=np.zeros(len(NAMES), dtype=np.float32),
+        dense=RANKING,
+        top_k=top_k,
+        always_keep=always_keep,
+        params=FusionParams(),
+        limits=Limits(dense_evidence=np.array(evidence, dtype=np.float32)),
+    )
+    return list(ranking.names)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "expected"),
+    [
+        # bravo falls under the floor but charlie, below it, clears: bravo stays
+        ([0.5, 0.05, 0.5, 0.05, 0.05, 0.05], ["alpha_tool", "bravo_tool", "charlie_tool"]),
+        # nothing clears below alpha: the floor cuts as before
+        ([0.5, 0.05, 0.05, 0.05, 0.05, 0.05], ["alpha_tool"]),
+        # every place clears
+        ([0.5] * 6, NAMES[:5]),
+        # a tool past the answer's places that clears does not pull the rest in
+        (
+            [0.5, 0.05, 0.05, 0.05, 0.05, 0.5],
+            ["alpha_tool", "foxtrot_tool"],
+        ),
+    ],
+    ids=["a weak tool above a clearing one", "tail cut", "all clear", "past the places"],
+)
+def test_a_tool_ranked_above_a_clearing_one_clears(
+    evidence: list[float], expected: list[str]
+) -> None:
+    assert answer(evidence) == expected
+
+
+def test_always_keep_counts_toward_the_places() -> None:
+    """With echo kept and three places: charlie clears within the order's first three, so
+    bravo, above it, clears too; echo takes one of the three places, alpha and bravo the
+    other two, and charlie is left out for want of room."""
+    got = answer([0.5, 0.05, 0.5, 0.05, 0.05, 0.05], top_k=3, always_keep=("echo_tool",))
+    assert got == ["alpha_tool", "bravo_tool", "echo_tool"]
+
+
+def test_no_useful_match_stays_empty() -> None:
+    assert answer([0.05] * 6) == []
