@@ -95,6 +95,7 @@ def measure(setting: str, args: argparse.Namespace, tmp: Path, redis_url: str) -
     catalogs = (small, large) if args.large else (small,)
     warmup.write_text("\n".join(json.dumps({"tools": t}) for t in catalogs))
     env = {
+        **dict(x.split("=", 1) for x in args.env),
         "TOOL_SELECTOR_SECOND_ENCODER": setting,
         "TOOL_SELECTOR_LOG_LEVEL": "WARNING",
         "TOOL_SELECTOR_WARMUP_FILE": str(warmup),
@@ -224,10 +225,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-tools", type=int, default=300, help="0: skip the in-process")
     parser.add_argument("--large", type=int, default=4000, help="large catalog (0: none)")
     parser.add_argument("--encode", type=int, default=50, help="in-process long encodes (0: none)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="another setting for every service run (TOOL_SELECTOR_MULTI_STEP=false, ...)",
+    )
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="tool-selector-second-"))
     shared = BenchRedis(REDIS_DIR)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
+    given = " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"# command: PYTHONPATH=service:. python -m loadtests.second_encoder {given}")
     print("| second encoder | measurement | requests | p50 ms | p99 ms | answered by |")
     print("|---|---|---|---|---|---|")
     try:
