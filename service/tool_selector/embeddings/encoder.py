@@ -58,9 +58,7 @@ def weights_digest(encoder: Encoder) -> str | None:
     parts'); ``None`` when it cannot say (an encoder from a test)."""
     parts = parts_of(encoder)
     digests = [p.weights_digest for p in parts if isinstance(p, Weighed)]
-    if len(digests) != len(parts):
-        return None
-    return digests[0] if len(digests) == 1 else "+".join(digests)
+    return "+".join(digests) if len(digests) == len(parts) else None
 
 
 def bundled_model_path() -> Path:
@@ -145,30 +143,22 @@ def encode_query(encoder: Encoder, texts: Sequence[str]) -> FloatArray:
 
 
 class MeanEncoder:
-    """Several encoders read as one whose cosine is the (weighted) mean of theirs.
+    """Several encoders read as one whose cosine is the mean of theirs.
 
-    A vector is the parts' unit vectors side by side, each scaled by the square root of its
-    weight (``weights``, summing to 1; none: equal, 1/n each): it is unit length, and the
-    dot product of two is the weighted mean of the parts' cosines, so the dense arm, the
-    context signals and the caches need nothing of their own. The selector embeds and
+    A vector is the parts' unit vectors side by side, each scaled by 1/sqrt(n): it is unit
+    length, and the dot product of two is the mean of the parts' cosines, so the dense arm,
+    the context signals and the caches need nothing of their own. The selector embeds and
     caches each part under its own model id (``parts``) and joins them with ``combine``;
-    ``encode`` and ``encode_query`` are for callers that hold no per-part caches. Unequal
-    weights are part of ``model_id`` (joined vectors of other weights never mix).
+    ``encode`` and ``encode_query`` are for callers that hold no per-part caches.
     """
 
-    def __init__(self, parts: Sequence[Encoder], weights: Sequence[float] | None = None) -> None:
+    def __init__(self, parts: Sequence[Encoder]) -> None:
         if len(parts) < 2:
             raise ValueError("MeanEncoder needs two or more encoders")
-        shares = [1 / len(parts)] * len(parts) if weights is None else list(weights)
-        if len(shares) != len(parts) or min(shares) <= 0 or abs(sum(shares) - 1) > 1e-6:
-            raise ValueError("MeanEncoder weights: one per part, each > 0, summing to 1")
         self.parts: tuple[Encoder, ...] = tuple(parts)
-        ids = [p.model_id for p in parts]
-        if weights is not None and len(set(shares)) > 1:
-            ids = [f"{i}*{w:g}" for i, w in zip(ids, shares, strict=True)]
-        self._model_id = "+".join(ids)
+        self._model_id = "+".join(p.model_id for p in parts)
         self._dim = sum(p.dim for p in parts)
-        self._scales = [np.float32(np.sqrt(w)) for w in shares]
+        self._scale = np.float32(1 / np.sqrt(len(parts)))
 
     @property
     def model_id(self) -> str:
@@ -180,14 +170,13 @@ class MeanEncoder:
 
     def combine(self, vectors: Sequence[FloatArray]) -> FloatArray:
         """The parts' vectors (same leading shape, one array per part, in ``parts`` order)
-        joined along the last axis, each scaled by its weight's root: unit length."""
-        scaled = [v * s for v, s in zip(vectors, self._scales, strict=True)]
-        return np.ascontiguousarray(np.concatenate(scaled, axis=-1), np.float32)
+        joined along the last axis and scaled to unit length."""
+        return np.ascontiguousarray(np.concatenate(vectors, axis=-1) * self._scale, np.float32)
 
     def first(self, vectors: FloatArray) -> FloatArray:
         """The first part's unit vectors inside joined ones (``combine``'s inverse for it)."""
         width = self.parts[0].dim
-        return np.ascontiguousarray(vectors[..., :width] / self._scales[0], np.float32)
+        return np.ascontiguousarray(vectors[..., :width] / self._scale, np.float32)
 
     def encode(self, texts: Sequence[str]) -> FloatArray:
         return self.combine([p.encode(texts) for p in self.parts])
