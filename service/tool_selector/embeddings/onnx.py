@@ -58,6 +58,7 @@ class OnnxEncoder:
         pooling: Pooling = "mean",
         query_prefix: str = "",
         max_tokens: int = MAX_TOKENS,
+        digest: str | None = None,
     ) -> None:
         try:
             import onnxruntime  # noqa: F401, PLC0415 - checked here, used in _session
@@ -77,7 +78,7 @@ class OnnxEncoder:
         self._tokenizer.enable_truncation(max_tokens)
         self._model_id, self._pooling, self._query_prefix = model_id, pooling, query_prefix
         self._model_file = model_file
-        self._digest = files_digest([model_file])
+        self._digest = digest or files_digest([model_file])
         self._session: Any = _session(model_file, threads)
         self._batch_threads = batch_threads
         self._batch_session: Any = self._session if batch_threads <= 1 else None
@@ -105,6 +106,7 @@ class OnnxEncoder:
             pooling=model.pooling,
             query_prefix=model.query_prefix,
             max_tokens=model.max_tokens,
+            digest=model.files["model.onnx"][1][:16],  # unfit has just read the file for it
         )
 
     @property
@@ -117,7 +119,8 @@ class OnnxEncoder:
 
     @property
     def weights_digest(self) -> str:
-        """sha256 of ``model.onnx`` (16 hex digits), read at load."""
+        """sha256 of ``model.onnx`` (16 hex digits): ``digest`` when the caller has checked
+        the file against it (``of``: the row's), else read at load."""
         return self._digest
 
     def encode(self, texts: Sequence[str]) -> FloatArray:
