@@ -644,20 +644,20 @@ class Selector:
     def _clauses(self, catalog: Catalog, sent: Pattern, dense: DenseArm) -> list[Clause]:
         """The steps of a multi-step English pattern (``steps.clauses`` under ``steps``; none
         when off), each with its BM25 scores and, on a dense path, its cosines: of its own
-        vector from the arm's query encoder (encoded together, cached like patterns), or
-        the whole pattern's (``StepRule.own_vectors`` off)."""
-        texts = () if self.steps is None or sent.foreign else clauses(sent.text, self.steps)
+        vector from the arm's query encoder (encoded together, cached like patterns), the
+        whole pattern's (``StepRule.own_vectors`` off), or none (``StepRule.words_only``)."""
+        rule = self.steps
+        if rule is None or sent.foreign:
+            return []
+        texts = clauses(sent.text, rule)
         queries = [Query.parse(t) for t in texts]
-        words_only = self.steps is not None and self.steps.words_only
-        cosines: list[FloatArray | None] = [None if words_only else dense.scores] * len(texts)
+        cosines: list[FloatArray | None] = [None if rule.words_only else dense.scores] * len(texts)
         encoder, matrix = dense.query_encoder, dense.matrix
-        own = self.steps is not None and self.steps.own_vectors and not words_only
-        own = own and dense.scores is not None
+        own = rule.own_vectors and not rule.words_only and dense.scores is not None
         if texts and own and encoder is not None and matrix is not None:
             cosines = [cosine_scores(v, matrix) for v in self._query_vectors(encoder, texts)]
-        reach = 0 if self.steps is None else self.steps.reach
         return [
-            Clause(q, catalog.index.scores(q.terms), cos, reach)
+            Clause(q, catalog.index.scores(q.terms), cos, rule.reach)
             for q, cos in zip(queries, cosines, strict=True)
         ]
 
