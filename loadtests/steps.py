@@ -58,7 +58,8 @@ VARIANTS: dict[str, StepRule | None] = {
     "3+ clauses": StepRule(min_clauses=3),
     "3+ clauses, whole cos": StepRule(min_clauses=3, own_vectors=False),
     "long tasks, own vectors": replace(SHIPPED_RULE, own_vectors=True),
-    "long tasks, whole cos (shipped)": SHIPPED_RULE,
+    "long tasks, whole cos": replace(SHIPPED_RULE, in_context=False),
+    "long tasks, in context (shipped)": SHIPPED_RULE,
     "long tasks, words only": replace(SHIPPED_RULE, words_only=True),
 }
 

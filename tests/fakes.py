@@ -30,6 +30,27 @@ class HashingEncoder:
         return normalise_rows(out)
 
 
+class SpanHashingEncoder(HashingEncoder):
+    """``HashingEncoder`` that also reads spans (``SpanEncoder``): each span's vector is its
+    text's own, a stand-in for its tokens' states; ``passes`` counts ``encode_spans`` calls."""
+
+    model_id = "test/span-hashing-encoder"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passes = 0
+
+    def encode_spans(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[FloatArray, FloatArray]:
+        self.passes += 1
+        whole = HashingEncoder.encode(self, [text])[0]
+        self.calls.pop()
+        parts = HashingEncoder.encode(self, [text[lo:hi] for lo, hi in spans])
+        self.calls.pop()
+        return whole, parts
+
+
 class TranslatingEncoder(HashingEncoder):
     """A stand-in multilingual encoder: ``HashingEncoder`` of each text with the phrases of
     ``glossary`` replaced by their English (so a translated request meets its tool)."""

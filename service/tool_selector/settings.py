@@ -249,8 +249,9 @@ class Settings:
         'and two or more clauses (sentences, `;`, lines, numbered steps, "then", ", '
         "finally\") keeps the whole pattern's first tool first, then takes each clause's "
         "best tools (among the whole pattern's first 50) in turn before the rest of the "
-        "whole pattern's order (each clause ranked by its own BM25 and the whole pattern's "
-        "cosines: no encode). "
+        "whole pattern's order (each clause ranked by its own BM25 and, on the hybrid path, "
+        "the mean of the whole pattern's cosines and its own, read from the whole pattern's "
+        "forward pass: no second encode). "
         'Shorter patterns are ranked whole, as with it off (docs/quality.md, "Multi-step '
         'tasks by their steps").',
     )

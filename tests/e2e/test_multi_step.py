@@ -32,11 +32,12 @@ SHORT = (
     "Create a shipment of perishable food from Emma Smith to Daniel at 456 Elm Avenue. "
     "Then issue a refund for order ord123456."
 )
-#: 250 characters or more: the shipped rule's multi-step task (``steps.SHIPPED_RULE``)
+#: 250 characters or more: the shipped rule's multi-step task (``steps.SHIPPED_RULE``), a
+#: step a sentence (two needs joined by "and" are one clause, read as one step)
 TASK = (
     "Track the delivery status of shipment shp-99812, which left the Springfield depot on "
     "Monday and has not moved since. Then cancel shipment shp-99813 before it is picked up "
-    "this afternoon. Finally, issue a refund for order ord123456 and send an email to the "
+    "this afternoon. Issue a refund for order ord123456. Finally, send an email to the "
     "recipient."
 )
 

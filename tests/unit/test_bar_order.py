@@ -10,7 +10,7 @@ import pytest
 
 from tool_selector.ranking.catalog import build_catalog
 from tool_selector.ranking.fusion import FusionParams
-from tool_selector.ranking.ranker import Limits, Query, rank
+from tool_selector.ranking.ranker import Clause, Limits, Query, rank
 from tool_selector_client.wire import Tool
 
 NAMES = ["alpha_tool", "bravo_tool", "charlie_tool", "delta_tool", "echo_tool", "foxtrot_tool"]
@@ -67,3 +67,26 @@ def test_always_keep_counts_toward_the_places() -> None:
 
 def test_no_useful_match_stays_empty() -> None:
     assert answer([0.05] * 6) == []
+
+
+def test_a_multi_step_merge_keeps_what_the_order_rule_clears() -> None:
+    """A multi-step pattern's merge (``ranker._by_steps``) draws on the tools the answer may
+    hold as the order rule sees them: alpha, under the floor but ranked above bravo, which
+    clears, stays first, and the clause's foxtrot joins after it."""
+    clause = Clause(
+        Query.parse("yyy www"),
+        bm25=np.zeros(len(NAMES), dtype=np.float32),
+        dense=RANKING[::-1].copy(),  # the clause's order is the whole's, reversed
+    )
+    ranking = rank(
+        CATALOG,
+        Query.parse("zzz qqq"),
+        bm25=np.zeros(len(NAMES), dtype=np.float32),
+        dense=RANKING,
+        top_k=3,
+        always_keep=(),
+        params=FusionParams(),
+        limits=Limits(dense_evidence=np.array([0.05, 0.5, 0.05, 0.05, 0.05, 0.5], np.float32)),
+        clauses=[clause],
+    )
+    assert list(ranking.names) == ["alpha_tool", "foxtrot_tool", "bravo_tool"]

@@ -19,6 +19,8 @@ from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.step_vectors import steps_key
+from tool_selector.ranking.steps import SHIPPED_RULE
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -171,3 +173,53 @@ def test_a_clauses_vector_reads_as_a_query_of_both_models(both: MeanEncoder) -> 
     clause = "send a chat message to the team"
     (vec,) = selector._query_vectors(both, [clause])  # multi-step's batched clause encode
     np.testing.assert_allclose(vec, encode_query(both, [clause])[0], atol=1e-5)
+
+
+TASK = "Book a flight from Boston to Paris for Friday, then order a large pepperoni pizza."
+
+
+def _span(text: str, part: str) -> tuple[int, int]:
+    return text.index(part), text.index(part) + len(part)
+
+
+@pytest.mark.parametrize("which", ["minilm", "bge"])
+def test_a_clause_is_read_in_its_patterns_context(both: MeanEncoder, which: str) -> None:
+    """``encode_spans``: the whole pattern's query vector as ``encode_query`` gives it, and
+    from the same pass each clause's vector, nearer its own clause read alone than the
+    other's; a span no token covers gets the whole vector."""
+    part = both.parts[0] if which == "minilm" else both.parts[1]
+    assert isinstance(part, OnnxEncoder)
+    flight, pizza = "Book a flight from Boston to Paris", "order a large pepperoni pizza"
+    whole, steps = part.encode_spans(TASK, [_span(TASK, flight), _span(TASK, pizza), (0, 0)])
+    np.testing.assert_allclose(whole, encode_query(part, [TASK])[0], atol=1e-5)
+    assert steps.shape == (3, part.dim)
+    assert np.allclose(np.linalg.norm(steps, axis=1), 1, atol=1e-5)
+    alone = encode_query(part, [flight, pizza])
+    cos = steps[:2] @ alone.T
+    assert cos[0, 0] > cos[0, 1]
+    assert cos[1, 1] > cos[1, 0]
+    np.testing.assert_allclose(steps[2], whole, atol=1e-6)
+
+
+def test_the_shipped_rule_caches_both_models_clause_vectors(both: MeanEncoder) -> None:
+    """With both models and the shipped rule, a long multi-step task's clause vectors are
+    read by each model (from the whole pattern's pass) and cached beside its vector; the
+    answer's first tool is the whole pattern's, and a repeat gives the same answer."""
+    task = (
+        "Create a shipment for the parcel from Emma to Daniel and print its shipping label. "
+        "Then check how much storage space is still left in the Boston warehouse this week. "
+        "Finally, refund order ord123, which the customer sent back to us yesterday afternoon."
+    )
+    assert len(task) >= SHIPPED_RULE.min_chars
+    tools = [*TOOLS, Tool(name="refund_order", description="Refund an order by its id")]
+    queries: BoundedLRU[tuple[str, str], np.ndarray] = BoundedLRU(100)  # type: ignore[type-arg]
+    selector = Selector(encoder=both, queries=queries, embed_deadline=math.inf, steps=SHIPPED_RULE)
+    first = selector.select(SearchRequest(pattern=task, tools=tools)).ranking.names
+    for part in both.parts:
+        assert queries.get((part.model_id, task)) is not None
+        steps = queries.get(steps_key(part.model_id, task))
+        assert steps is not None
+        assert steps.shape == (3, part.dim)
+    assert selector.select(SearchRequest(pattern=task, tools=tools)).ranking.names == first
+    plain = Selector(encoder=both, queries=BoundedLRU(100), embed_deadline=math.inf)
+    assert plain.select(SearchRequest(pattern=task, tools=tools)).ranking.names[0] == first[0]

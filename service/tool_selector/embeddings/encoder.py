@@ -42,6 +42,17 @@ class Weighed(Protocol):
     def weights_digest(self) -> str: ...
 
 
+@runtime_checkable
+class SpanEncoder(Protocol):
+    """An encoder that reads parts of a search pattern in its context: from one forward pass
+    over the pattern, its query vector (``encode_query``'s) and a vector per character span
+    (the mean of the token states inside it: a multi-step pattern's clauses, ``ranking.steps``)."""
+
+    def encode_spans(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[FloatArray, FloatArray]: ...
+
+
 def files_digest(paths: Iterable[Path]) -> str:
     """sha256 of the files' bytes, one after another, 16 hex digits: the digest a search's
     log line names as the weights that ranked it."""

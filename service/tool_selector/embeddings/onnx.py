@@ -140,6 +140,26 @@ class OnnxEncoder:
         prefix = self._query_prefix
         return self.encode([prefix + t for t in texts] if prefix else texts)
 
+    def encode_spans(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[FloatArray, FloatArray]:
+        """``encode_query([text])[0]`` and, from the same forward pass, a unit vector per
+        character span of ``text`` (spans, dim): the mean of the last hidden states of the
+        tokens it overlaps, whatever the row's pooling (a clause read in its pattern's
+        context: "late chunking", Günther et al. 2024). A span with no token (past the token
+        limit) gets the whole pattern's vector."""
+        prefix = self._query_prefix
+        encoding = self._tokenizer.encode(prefix + text)
+        hidden, mask = self._hidden(self._session, [encoding.ids])
+        whole = self._pool(hidden, mask)[0]
+        at = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2) - len(prefix)
+        real = ~np.asarray(encoding.special_tokens_mask, dtype=bool)
+        out = np.empty((len(spans), self._dim), dtype=np.float32)
+        for row, (lo, hi) in enumerate(spans):
+            inside = real & (at[:, 1] > lo) & (at[:, 0] < hi)
+            out[row] = hidden[0, inside].mean(axis=0) if inside.any() else whole
+        return whole, normalise_rows(out)
+
     def _batch(self) -> Any:
         """The batch session, created on first use from a niced thread (see the class)."""
         with self._lock:
@@ -158,8 +178,12 @@ class OnnxEncoder:
             return self._batch_session
 
     def _run(self, session: Any, ids: list[list[int]]) -> FloatArray:
-        """One forward pass over token ids padded to the longest, then the row's pooling:
-        masked mean, or the first ([CLS]) token's vector."""
+        """One forward pass over token ids padded to the longest, then the row's pooling."""
+        return self._pool(*self._hidden(session, ids))
+
+    def _hidden(self, session: Any, ids: list[list[int]]) -> tuple[Any, Any]:
+        """One forward pass over token ids padded to the longest: the last hidden states
+        (texts, tokens, dim) and the attention mask."""
         width = max(len(x) for x in ids)
         tokens = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -169,7 +193,11 @@ class OnnxEncoder:
         feed = {"input_ids": tokens, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(tokens)
-        hidden = session.run(None, feed)[0]
+        return session.run(None, feed)[0], mask
+
+    def _pool(self, hidden: Any, mask: Any) -> FloatArray:
+        """The row's pooling of a forward pass: masked mean, or the first ([CLS]) token's
+        vector; unit length."""
         if self._pooling == "cls":
             return normalise_rows(np.asarray(hidden[:, 0], dtype=np.float32))
         weights = mask[..., None].astype(np.float32)

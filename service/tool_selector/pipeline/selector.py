@@ -45,6 +45,7 @@ from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
 from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.pipeline.step_vectors import Spans, clause_cosines, read_spans, wants_spans
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.calibration import CROSS, STATIC
 from tool_selector.ranking.catalog import Catalog, build_catalog
@@ -60,7 +61,7 @@ from tool_selector.ranking.fusion import FusionParams, standardise
 from tool_selector.ranking.glossary import Glossary
 from tool_selector.ranking.language import reads_foreign
 from tool_selector.ranking.ranker import NO_LIMITS, Clause, Limits, Query, Ranking, rank
-from tool_selector.ranking.steps import StepRule, clauses
+from tool_selector.ranking.steps import StepRule, clauses, locate
 from tool_selector_client.wire import Context, Filters, SearchRequest, Tool
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -151,11 +152,18 @@ class Outcome:
 @dataclass(frozen=True, slots=True)
 class Pattern:
     """A request's pattern as sent (``text``), the English words of its gloss (``gloss``,
-    non-English patterns only), and whether it reads as not English."""
+    non-English patterns only), whether it reads as not English, and its steps (``steps``:
+    a multi-step English pattern's clauses, ``ranking.steps``)."""
 
     text: str
     gloss: str = ""
     foreign: bool = False
+    steps: tuple[str, ...] = ()
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """Each step's character span in ``text``."""
+        return locate(self.text, self.steps)
 
     @property
     def words(self) -> str:
@@ -348,7 +356,7 @@ class Selector:
         non-English pattern followed by the English words of its gloss (``glossary``), which
         BM25, the exact-name rule and (without the multilingual arm) the model read."""
         if (self.multilingual is None and self.glossary is None) or not reads_foreign(pattern):
-            return Pattern(pattern)
+            return Pattern(pattern, steps=clauses(pattern, self.steps) if self.steps else ())
         words = self.glossary.gloss(pattern) if self.glossary is not None else []
         return Pattern(pattern, " ".join(words), foreign=True)
 
@@ -369,7 +377,7 @@ class Selector:
                 if tools.matrix is None and isinstance(encoder, MeanEncoder):
                     encoder, tools = self._first_alone(encoder, found, tools)
                 if tools.matrix is not None:
-                    qvec, cached = self._query_vector(encoder, pattern)
+                    qvec, cached = self._query_vector(encoder, pattern, self._spans(sent))
                     scores = cosine_scores(qvec, tools.matrix)
                     return DenseArm(
                         scores,
@@ -642,24 +650,37 @@ class Selector:
         )
 
     def _clauses(self, catalog: Catalog, sent: Pattern, dense: DenseArm) -> list[Clause]:
-        """The steps of a multi-step English pattern (``steps.clauses`` under ``steps``; none
-        when off), each with its BM25 scores and, on a dense path, its cosines: of its own
-        vector from the arm's query encoder (encoded together, cached like patterns), the
-        whole pattern's (``StepRule.own_vectors`` off), or none (``StepRule.words_only``)."""
-        rule = self.steps
-        if rule is None or sent.foreign:
+        """The steps of a multi-step English pattern (``Pattern.steps``; none when off), each
+        with its BM25 scores and, on a dense path, its cosines: of its own vector from the
+        arm's query encoder (encoded together, cached like patterns), the whole pattern's
+        mixed with its own in the pattern's context (``StepRule.in_context``, on the hybrid
+        path: ``step_vectors``), the whole pattern's alone (``own_vectors`` off, or the
+        in-context read unavailable), or none (``StepRule.words_only``)."""
+        rule, texts = self.steps, sent.steps
+        if rule is None or not texts:
             return []
-        texts = clauses(sent.text, rule)
         queries = [Query.parse(t) for t in texts]
         cosines: list[FloatArray | None] = [None if rule.words_only else dense.scores] * len(texts)
         encoder, matrix = dense.query_encoder, dense.matrix
         own = rule.own_vectors and not rule.words_only and dense.scores is not None
-        if texts and own and encoder is not None and matrix is not None:
+        if own and encoder is not None and matrix is not None:
             cosines = [cosine_scores(v, matrix) for v in self._query_vectors(encoder, texts)]
+        elif self._spans(sent) and dense.path == "hybrid" and encoder is not None:
+            tools = None if matrix is None or dense.scores is None else (matrix, dense.scores)
+            read = tools and clause_cosines(encoder, self.queries, sent.words, sent.spans, tools)
+            cosines = list(read) if read else cosines
         return [
             Clause(q, catalog.index.scores(q.terms), cos, rule.reach)
             for q, cos in zip(queries, cosines, strict=True)
         ]
+
+    def _spans(self, sent: Pattern) -> tuple[tuple[int, int], ...]:
+        """The spans of ``sent``'s steps when its clauses are read in its context
+        (``StepRule.in_context``, not ``own_vectors`` nor ``words_only``), else none."""
+        rule = self.steps
+        if rule is None or not rule.in_context or rule.own_vectors or rule.words_only:
+            return ()
+        return sent.spans
 
     def _query_vectors(self, encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
         """``_query_vector`` of each text, those the cache lacks encoded in one call (as queries:
@@ -678,15 +699,24 @@ class Selector:
             got[i], at = vec, at + len(ws)
         return [v for v in got if v is not None]
 
-    def _query_vector(self, encoder: Encoder, pattern: str) -> tuple[FloatArray, bool]:
+    def _query_vector(
+        self, encoder: Encoder, pattern: str, spans: Spans = ()
+    ) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
         whether it came from the cache. A ``MeanEncoder``'s joins its parts' (each cached
-        under its own model id; the static arm reads the first's)."""
+        under its own model id; the static arm reads the first's). With ``spans`` (a
+        multi-step pattern's clauses, ``_spans``) the same pass reads the clauses' vectors
+        into the cache too (``step_vectors``)."""
         cached = self.queries.get((encoder.model_id, pattern))
+        if wants_spans(encoder, self.queries, pattern, spans):
+            read = read_spans(encoder, self.queries, pattern, spans)
+            if cached is None:
+                self.queries.put((encoder.model_id, pattern), read)
+            return (read if cached is None else cached), False
         if cached is not None:
             return cached, True
         if isinstance(encoder, MeanEncoder):
-            got = self._part_queries(encoder, pattern)
+            got = self._part_queries(encoder, pattern, spans)
             return encoder.combine([v for v, _ in got]), all(c for _, c in got)
         parts = windows(pattern)
         encoded = encode_query(encoder, parts)
@@ -697,7 +727,9 @@ class Selector:
         self.queries.put((encoder.model_id, pattern), vec)
         return vec, False
 
-    def _part_queries(self, encoder: MeanEncoder, pattern: str) -> list[tuple[FloatArray, bool]]:
+    def _part_queries(
+        self, encoder: MeanEncoder, pattern: str, spans: Spans = ()
+    ) -> list[tuple[FloatArray, bool]]:
         """Each part's query vector (``_query_vector``). When no other request is encoding
         one, the parts after the first are encoded on a helper thread meanwhile (ONNX Runtime
         leaves the GIL: an idle core takes them), else one after another in this thread."""
@@ -709,9 +741,9 @@ class Selector:
         try:
             first, rest = encoder.parts[0], encoder.parts[1:]
             if not alone or self._helper is None:
-                return [self._query_vector(part, pattern) for part in encoder.parts]
-            later = [self._helper.submit(self._query_vector, part, pattern) for part in rest]
-            return [self._query_vector(first, pattern), *(f.result() for f in later)]
+                return [self._query_vector(part, pattern, spans) for part in encoder.parts]
+            later = [self._helper.submit(self._query_vector, part, pattern, spans) for part in rest]
+            return [self._query_vector(first, pattern, spans), *(f.result() for f in later)]
         finally:
             with self._encoding_lock:
                 self._encoding -= 1

@@ -156,23 +156,23 @@ def rank(
     clauses: Sequence[Clause] = (),
     abstain: bool = True,
 ) -> Ranking:
-    """Pick at most ``top_k`` tools: always_keep (present ones) plus those clearing the bar.
-
-    Named tools (exact, else one edit away) first, then by fused score, ties by position in
-    the request; a multi-step pattern's ``clauses`` merged in (``_by_steps``); the bar
-    (no-match and per-tool floors; ``abstain``) in ``_bar``; always_keep counts toward top_k."""
+    """At most ``top_k`` tools: always_keep (present ones), then those clearing the bar
+    (no-match and per-tool floors, ``_in_order``; ``abstain``: ``_bar``), named tools (exact,
+    else one edit away) first, then by fused score, ties by position in the request, a
+    multi-step pattern's ``clauses`` merged in (``_by_steps``); always_keep counts to top_k."""
     sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
     fused = lift_named(catalog, query.pattern, _base(sig, params, limits), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
     bar, strength = floors(dense is None, params), _strength(sig, params, limits)
     no_match = not named and not _reaches(strength, _open(order, allowed)[:top_k], bar[0])
+    clears = _in_order(strength >= bar[1], _open(order, allowed)[:top_k], limits)
     if clauses and not named and not no_match:
-        eligible = _eligible(catalog, always_keep, strength >= bar[1], allowed)
+        eligible = _eligible(catalog, always_keep, clears.copy(), allowed)
         order = _by_steps(order, catalog, clauses, (params, limits), eligible, top_k=top_k)
     open_order, position = _open(order, allowed), _positions(order)  # each tool's place in it
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
-    clears = _in_order(strength >= bar[1], open_order[:top_k], limits)
+    clears = _in_order(clears, open_order[:top_k], limits)
     no_match, ranked_in = _bar(
         open_order, clears, named, kept, no_match=no_match, top_k=top_k, abstain=abstain
     )
@@ -285,7 +285,9 @@ def _in_order(clears: BoolArray, head: npt.NDArray[np.intp], limits: Limits) -> 
     cosines than the ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'):
     a tool of the answer's places (``head``, the order's first ``top_k``) ranked above one
     that clears clears too, so the answer keeps the ranking's order whole (docs/quality.md,
-    "The floor keeps the ranking's order"). Elsewhere the verdicts stand as they are."""
+    "The floor keeps the ranking's order"). Elsewhere the verdicts stand as they are. Read
+    on the whole order before a multi-step merge (what the merge may draw on), then on the
+    merged one."""
     if limits.dense_evidence is not None:
         passed = np.flatnonzero(clears[head])
         if passed.size:

@@ -75,8 +75,10 @@ class StepRule:
     clauses of ``min_words`` words at least; the first ``max_clauses`` of them are ranked,
     each with its own vector (``own_vectors``: one encode per clause) or the whole pattern's
     cosines; ``words_only``: by its words alone (BM25, specificity, names; no cosines, no
-    encode). ``reach``: a clause's tool joins the merge only when it is among the whole
-    order's first ``reach`` tools the answer may hold (0: any tool)."""
+    encode). ``in_context``: a clause's cosines are the mean of the whole pattern's and its
+    own vector's, read from the whole pattern's forward pass (``SpanEncoder``: its tokens'
+    states, no further encode). ``reach``: a clause's tool joins the merge only when it is
+    among the whole order's first ``reach`` tools the answer may hold (0: any tool)."""
 
     min_clauses: int = MIN_CLAUSES
     min_words: int = MIN_WORDS
@@ -85,16 +87,22 @@ class StepRule:
     min_chars: int = 0
     reach: int = 0
     words_only: bool = False
+    in_context: bool = False
 
 
 #: The rule ``TOOL_SELECTOR_MULTI_STEP`` turns on: tasks of 250 characters or more (a few
 #: sentences asking for one thing are one need: Arcade's and MetaTool's multi-sentence
 #: requests lost their third to fifth tools to clause tools below that length), each
 #: clause's tools among the whole order's first 50 (a step's tool still fits the task),
-#: each clause ranked with the whole pattern's cosines (no encode: a clause's own vector
-#: lifted Seal-Tools more but lowered BFCL's dev split and quadrupled a long task's time).
-#: Chosen on the dev splits: docs/quality.md, "Multi-step tasks by their steps".
-SHIPPED_RULE = StepRule(min_chars=250, reach=50, own_vectors=False)
+#: each clause ranked with the mean of the whole pattern's cosines and its own in the
+#: pattern's context (``in_context``: no second encode; a clause's own encode lifted
+#: Seal-Tools as much but lowered BFCL's dev split and quadrupled a long task's time; its
+#: in-context vector alone lowered BFCL's dev split too). Chosen on the dev splits:
+#: docs/quality.md, "Multi-step tasks by their steps".
+SHIPPED_RULE = StepRule(min_chars=250, reach=50, own_vectors=False, in_context=True)
+#: A clause's own cosines' share in its cosines under ``StepRule.in_context`` (the rest:
+#: the whole pattern's).
+CONTEXT_SHARE = 0.5
 
 
 def clauses(pattern: str, rule: StepRule | None = None) -> tuple[str, ...]:
@@ -106,6 +114,18 @@ def clauses(pattern: str, rule: StepRule | None = None) -> tuple[str, ...]:
     pieces = (_LEAD.sub("", p.strip(" ,;")) for p in _CUT.split(pattern) if p)
     kept = [p for p in pieces if len(p.split()) >= rule.min_words]
     return tuple(kept[: rule.max_clauses]) if len(kept) >= rule.min_clauses else ()
+
+
+def locate(pattern: str, steps: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """Each clause's character span in ``pattern`` (``clauses`` cuts, strips and drops a
+    lead, so each is a piece of it, in order); ``(0, 0)`` for one not found."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for step in steps:
+        lo = pattern.find(step, at)
+        spans.append((lo, lo + len(step)) if lo >= 0 else (0, 0))
+        at = lo + len(step) if lo >= 0 else at
+    return tuple(spans)
 
 
 def interleave(

@@ -1,0 +1,91 @@
+"""A multi-step pattern's clauses read in the pattern's context (``StepRule.in_context``).
+
+One forward pass over the whole pattern gives its query vector and, from its tokens' states,
+a vector per clause (``SpanEncoder.encode_spans``). The selector's query read puts the
+clauses' vectors in the query cache beside the pattern's (``read_spans``, under
+``steps_key``), so ranking the clauses (``clause_cosines``) finds them without a second
+encode; a miss (a pattern first read without them, or evicted since) is read again the same
+way, so the answer never depends on the cache. A pattern the model reads in windows
+(``ranking.dense.windows``), or an encoder that cannot read spans, has none: its clauses
+keep the whole pattern's cosines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tool_selector.embeddings.encoder import Encoder, MeanEncoder, SpanEncoder, parts_of
+from tool_selector.lru import BoundedLRU
+from tool_selector.ranking.dense import FloatArray, windows
+from tool_selector.ranking.steps import CONTEXT_SHARE
+
+QueryCache = BoundedLRU[tuple[str, str], FloatArray]
+Spans = Sequence[tuple[int, int]]
+#: What sets a pattern's clause vectors apart from its own vector in the query cache.
+_TAG = "#steps"
+
+
+def steps_key(model_id: str, pattern: str) -> tuple[str, str]:
+    """The query cache's key of ``pattern``'s clause vectors under ``model_id``."""
+    return f"{model_id}{_TAG}", pattern
+
+
+def wants_spans(encoder: Encoder, queries: QueryCache, pattern: str, spans: Spans) -> bool:
+    """Whether reading ``pattern`` with ``encoder`` should read its clauses too: it has
+    some, the encoder can, the pattern is read whole, and the cache does not hold them."""
+    return (
+        bool(spans)
+        and isinstance(encoder, SpanEncoder)
+        and len(windows(pattern)) == 1
+        and queries.get(steps_key(encoder.model_id, pattern)) is None
+    )
+
+
+def read_spans(encoder: Encoder, queries: QueryCache, pattern: str, spans: Spans) -> FloatArray:
+    """``encoder``'s query vector of ``pattern`` (read-only), its clauses' vectors put in
+    ``queries`` from the same pass (``wants_spans`` says when it can)."""
+    return _read(encoder, queries, pattern, spans)[0]
+
+
+def clause_cosines(
+    encoder: Encoder,
+    queries: QueryCache,
+    pattern: str,
+    spans: Spans,
+    tools: tuple[FloatArray, FloatArray],
+) -> list[FloatArray] | None:
+    """Each clause's cosines over the catalog: ``CONTEXT_SHARE`` of its in-context vector's
+    (``encoder``'s, a ``MeanEncoder``'s parts joined) against the tool matrix, the rest the
+    whole pattern's cosines (``tools``: the matrix and those cosines); ``None`` when a part
+    cannot read spans or the pattern is read in windows."""
+    matrix, whole = tools
+    got: list[FloatArray] = []
+    for part in parts_of(encoder):
+        vectors = queries.get(steps_key(part.model_id, pattern))
+        if vectors is None and wants_spans(part, queries, pattern, spans):
+            vectors = _read(part, queries, pattern, spans)[1]
+        if vectors is None or len(vectors) != len(spans):
+            return None
+        got.append(vectors)
+    joined = encoder.combine(got) if isinstance(encoder, MeanEncoder) else got[0]
+    own = np.asarray(matrix @ joined.T, dtype=np.float32)
+    return [
+        np.asarray(CONTEXT_SHARE * own[:, i] + (1 - CONTEXT_SHARE) * whole, dtype=np.float32)
+        for i in range(len(spans))
+    ]
+
+
+def _read(
+    encoder: Encoder, queries: QueryCache, pattern: str, spans: Spans
+) -> tuple[FloatArray, FloatArray]:
+    """One pass of ``encoder`` (a ``SpanEncoder``) over ``pattern``: its query vector and its
+    clauses' vectors (both read-only), the clauses' put in ``queries``."""
+    assert isinstance(encoder, SpanEncoder)
+    whole, steps = encoder.encode_spans(pattern, spans)
+    vec = np.ascontiguousarray(whole, dtype=np.float32)
+    for array in (vec, steps):
+        array.setflags(write=False)
+    queries.put(steps_key(encoder.model_id, pattern), steps)
+    return vec, steps
