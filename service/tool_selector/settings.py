@@ -257,9 +257,10 @@ class Settings:
     )
     second_encoder: bool = _setting(
         True,
-        "With `ENCODER=onnx-int8`, also read tool texts and English requests with "
-        "bge-small-en-v1.5 (int8 ONNX, MIT; a retrieval-trained model, its files placed by "
-        "`make install`) and rank by the mean of its cosine and MiniLM's (docs/quality.md). "
+        "With `ENCODER=onnx-int8`, also read tools (their name, description and search "
+        "text; not their parameters) and English requests with bge-small-en-v1.5 (int8 ONNX, "
+        "MIT; a retrieval-trained model, its files placed by `make install`) and rank by the "
+        "mean of its cosine and MiniLM's (docs/quality.md). "
         "Costs a second encode per new pattern and per tool text, and about 100 MB of RSS. The "
         "static arm keeps MiniLM's query vector and requests in other languages the "
         "multilingual arm. Its files missing or not of the sha256 its row names: a warning, and "

@@ -1,7 +1,8 @@
 """The relevance bar keeps the ranking's order whole where it reads other cosines than the
-ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'): within the order's
-first ``top_k``, a tool ranked above one that clears the per-tool floor clears too
-(``ranker._in_order``); below the last one that clears, the floor still cuts."""
+ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'): a tool ranked above
+one the answer would take (up to its ``top_k``-th clearing tool) clears too
+(``ranker._in_order``), so the answer never skips a tool for one ranked below it; when fewer
+than ``top_k`` clear, the floor still cuts below the last one."""
 
 from __future__ import annotations
 
@@ -43,13 +44,13 @@ def answer(evidence: list[float], top_k: int = 5, always_keep: tuple[str, ...] =
         ([0.5, 0.05, 0.05, 0.05, 0.05, 0.05], ["alpha_tool"]),
         # every place clears
         ([0.5] * 6, NAMES[:5]),
-        # a tool past the answer's places that clears does not pull the rest in
-        (
-            [0.5, 0.05, 0.05, 0.05, 0.05, 0.5],
-            ["alpha_tool", "foxtrot_tool"],
-        ),
+        # a tool past the first places that clears would join the answer: the tools ranked
+        # above it clear too, so the answer skips none of them for it
+        ([0.5, 0.05, 0.05, 0.05, 0.05, 0.5], NAMES[:5]),
+        # fewer than top_k clear: the reach is the last that does, and all above it clear
+        ([0.5, 0.05, 0.5, 0.05, 0.5, 0.05], NAMES[:5]),
     ],
-    ids=["a weak tool above a clearing one", "tail cut", "all clear", "past the places"],
+    ids=["a weak tool above a clearing one", "tail cut", "all clear", "no skip", "reach"],
 )
 def test_a_tool_ranked_above_a_clearing_one_clears(
     evidence: list[float], expected: list[str]

@@ -15,6 +15,7 @@ from tool_selector.embeddings.encoder import MeanEncoder, encode_query, parts_of
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
 from tool_selector.embeddings.models import BGE_SMALL, default_model_dir
 from tool_selector.embeddings.onnx import OnnxEncoder
+from tool_selector.embeddings.static import static_text
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
@@ -223,3 +224,30 @@ def test_the_shipped_rule_caches_both_models_clause_vectors(both: MeanEncoder) -
     assert selector.select(SearchRequest(pattern=task, tools=tools)).ranking.names == first
     plain = Selector(encoder=both, queries=BoundedLRU(100), embed_deadline=math.inf)
     assert plain.select(SearchRequest(pattern=task, tools=tools)).ranking.names[0] == first[0]
+
+
+def test_the_second_model_embeds_tools_without_their_parameters(both: MeanEncoder) -> None:
+    """bge-small reads a tool's name, description and search text (``static_text``);
+    MiniLM its dense text with the parameters; each part's cached vectors are of its text."""
+    tool = Tool(
+        name="create_issue",
+        description="Open an issue in a GitHub repository",
+        definition={
+            "name": "create_issue",
+            "parameters": {"properties": {"repo": {"description": "owner/name of the repo"}}},
+        },
+    )
+    selector = Selector(encoder=both, cache=MemoryCache(1 << 22), embed_deadline=math.inf)
+    entry = selector.entry(ToolSource.of([tool])).entry
+    minilm, second = both.parts
+    (text,) = entry.texts(second.model_id)
+    assert "Parameters" not in text
+    assert text == static_text(entry.catalog.texts[0])
+    assert "owner/name of the repo" in entry.texts(minilm.model_id)[0]
+    _, matrix = selector.embedded([tool])
+    assert matrix is not None
+    np.testing.assert_allclose(
+        both.first(matrix)[0], minilm.encode(entry.texts(minilm.model_id))[0], atol=1e-5
+    )
+    half = matrix[0, minilm.dim :] * np.float32(math.sqrt(2))
+    np.testing.assert_allclose(half, second.encode([text])[0], atol=1e-5)

@@ -285,7 +285,7 @@ class Selector:
         ask = request if isinstance(request, Ask) else Ask.of(request)
         started, timings = time.perf_counter(), dict[str, float]()
         with _timed(timings, "catalog"):
-            catalog = (found := self.catalogs.find(ask.tools, self._build)).entry.catalog
+            catalog = (found := self.entry(ask.tools)).entry.catalog
         with _timed(timings, "lexical"):
             query = (sent := self._glossed(ask.pattern)).query()
             bm25 = catalog.index.scores(query.terms)
@@ -445,8 +445,16 @@ class Selector:
 
     def entry(self, tools: ToolSource) -> Found:
         """The catalog store's entry for ``tools``, found (or built) as ``select`` finds it
-        (``tool-selector lint`` reads the built catalog and its matrices from it)."""
-        return self.catalogs.find(tools, self._build)
+        (``tool-selector lint`` reads the built catalog and its matrices from it). A second
+        encoder's model (each part of a ``MeanEncoder`` after the first: bge-small) embeds
+        each tool's name, description and search text, not its parameters (``static_text``,
+        as the static and multilingual arms read tools): a retrieval model trained on
+        passages of prose, it ranked better without the schema's words on every set but
+        BFCL (docs/quality.md, "What the second encoder reads of a tool")."""
+        found = self.catalogs.find(tools, self._build)
+        for part in parts_of(self.encoder)[1:] if self.encoder is not None else ():
+            found.entry.read_as(part.model_id, static_text)
+        return found
 
     def _build(self, tools: list[Tool]) -> Catalog:
         return build_catalog(tools, self.weights)
@@ -478,7 +486,7 @@ class Selector:
         return entry.catalog, matrix if matrix is not None else self._complete(encoder, entry)
 
     def _entry_for(self, tools: list[Tool]) -> CatalogEntry:
-        return self.catalogs.find(ToolSource.of(tools), self._build).entry
+        return self.entry(ToolSource.of(tools)).entry
 
     def _tool_matrix(self, encoder: Encoder, found: Found, started: float) -> ToolMatrix:
         """The catalog's embedding matrix if it can be had within the deadline (of each

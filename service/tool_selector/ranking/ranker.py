@@ -165,14 +165,14 @@ def rank(
     fused = lift_named(catalog, query.pattern, _base(sig, params, limits), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
     bar, strength = floors(dense is None, params), _strength(sig, params, limits)
-    no_match = not named and not _reaches(strength, _open(order, allowed)[:top_k], bar[0])
-    clears = _in_order(strength >= bar[1], _open(order, allowed)[:top_k], limits)
+    no_match = not named and not _reaches(strength, _judged(order, allowed, top_k, limits), bar[0])
+    clears = _in_order(strength >= bar[1], _open(order, allowed), top_k, limits)
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, clears.copy(), allowed)
         order = _by_steps(order, catalog, clauses, (params, limits), eligible, top_k=top_k)
     open_order, position = _open(order, allowed), _positions(order)  # each tool's place in it
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
-    clears = _in_order(clears, open_order[:top_k], limits)
+    clears = _in_order(clears, open_order, top_k, limits)
     no_match, ranked_in = _bar(
         open_order, clears, named, kept, no_match=no_match, top_k=top_k, abstain=abstain
     )
@@ -188,6 +188,18 @@ def rank(
 def _reaches(strength: FloatArray, tools: npt.NDArray[np.intp], floor: float) -> bool:
     """Whether any of ``tools`` has evidence at ``floor`` or above."""
     return bool((strength[tools] >= floor).any())
+
+
+def _judged(
+    order: npt.NDArray[np.intp], allowed: BoolArray | None, top_k: int, limits: Limits
+) -> npt.NDArray[np.intp]:
+    """The tools whose evidence decides "no useful match": the order's first ``top_k`` (the
+    filters' survivors); where the bar reads other cosines than the ranking
+    (``Limits.dense_evidence``: MiniLM's, the ranking both models'), every tool the filters
+    leave, so the answer is empty only when the pattern has nothing in common with any tool
+    (SPEC rule 4), not when the tool MiniLM finds near is ranked past the first places."""
+    tools = _open(order, allowed)
+    return tools if limits.dense_evidence is not None else tools[:top_k]
 
 
 def _unmatched(catalog: Catalog, query: Query, picked: tuple[Picked, ...]) -> tuple[str, ...]:
@@ -280,18 +292,21 @@ def _clearing(
     return order[clears[order]].tolist()  # type: ignore[no-any-return]
 
 
-def _in_order(clears: BoolArray, head: npt.NDArray[np.intp], limits: Limits) -> BoolArray:
+def _in_order(
+    clears: BoolArray, order: npt.NDArray[np.intp], top_k: int, limits: Limits
+) -> BoolArray:
     """The per-tool floor's verdicts (``clears``, changed in place) where the bar reads other
     cosines than the ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'):
-    a tool of the answer's places (``head``, the order's first ``top_k``) ranked above one
-    that clears clears too, so the answer keeps the ranking's order whole (docs/quality.md,
-    "The floor keeps the ranking's order"). Elsewhere the verdicts stand as they are. Read
-    on the whole order before a multi-step merge (what the merge may draw on), then on the
-    merged one."""
+    a tool ranked above one the answer would take clears too (the answer's reach in
+    ``order``: up to its ``top_k``-th clearing tool), so the answer keeps the ranking's order
+    whole: it never skips a tool for one ranked below it, and is cut only after the last
+    tool that clears when fewer than ``top_k`` do (docs/quality.md, "The floor keeps the
+    ranking's order"). Elsewhere the verdicts stand as they are. Read on the whole order
+    before a multi-step merge (what the merge may draw on), then on the merged one."""
     if limits.dense_evidence is not None:
-        passed = np.flatnonzero(clears[head])
+        passed = np.flatnonzero(clears[order])
         if passed.size:
-            clears[head[: passed[-1] + 1]] = True
+            clears[order[: passed[min(top_k, passed.size) - 1] + 1]] = True
     return clears
 
 
