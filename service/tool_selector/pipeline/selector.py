@@ -13,7 +13,8 @@ blended with the English model's cosines of the gloss (``GLOSS_MODEL_SHARE``), i
 the English model's cosines; its tool vectors are cached like the model's, its lexical half
 damped (``multilingual_params_of``). Patterns read as English never reach either. With a
 second encoder (``MeanEncoder``: the cosine is the mean of both models'), each model's tool
-vectors and query vectors are had and cached under its own model id and joined; until the
+vectors and query vectors are had and cached under its own model id and joined (the second
+model embeds each tool's name, description and search text, not its parameters); until the
 second model's tool vectors are in, the first model answers alone; the static arm reads the
 first model's query vector alone.
 Synchronous and framework-free: the HTTP layer runs it in a worker thread.
@@ -450,7 +451,7 @@ class Selector:
         each tool's name, description and search text, not its parameters (``static_text``,
         as the static and multilingual arms read tools): a retrieval model trained on
         passages of prose, it ranked better without the schema's words on every set but
-        BFCL (docs/quality.md, "What the second encoder reads of a tool")."""
+        BFCL (docs/quality.md, "What the second encoder reads of a tool, and the bar's reach")."""
         found = self.catalogs.find(tools, self._build)
         for part in parts_of(self.encoder)[1:] if self.encoder is not None else ():
             found.entry.read_as(part.model_id, static_text)
