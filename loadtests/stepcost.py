@@ -2,13 +2,16 @@
 
 Seal-Tools' catalog (4,076 tools) and its multi-step test patterns of ``--chars`` characters
 or so (two or more clauses, ``ranking.steps``), each ranked by ``Selector.select`` with the
-real model (one thread) under three rules: ``off``, ``steps`` (each clause its own vector:
-one batched encode per new pattern) and ``steps, whole cos`` (no encode). A **new** pattern
+real model (one thread) under four rules: ``off``, ``steps`` (each clause its own vector:
+one batched encode per new pattern), ``steps, whole cos`` (no encode) and ``shipped`` (the
+shipped rule: long tasks, each clause read in the pattern's context from its own forward
+pass, no further encode). A **new** pattern
 has no vector cached (the whole pattern's and its clauses' are encoded in the request); a
 **repeated** one has them all cached. The modes take turns pattern by pattern, so they share
 the minute's load. The tool matrix is the static table's rows stored under the model's id:
 the cost of scoring is the matrix's shape, not its values, and embedding 4,000 tools first
-would take minutes of CPU. Prints p50 / p99 ms per mode; say the load next to them.
+would take minutes of CPU (with a second encoder, the rows once per model, joined). Prints
+p50 / p99 ms per mode; say the load next to them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Sequence
 
 from tests.support import static_table
 
+from tool_selector.embeddings.encoder import MeanEncoder
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.static import StaticEncoder, static_matrix
 from tool_selector.lru import BoundedLRU
@@ -29,13 +33,14 @@ from tool_selector.offline.evaluation.dataset import default_bench_dir, load_dat
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.steps import StepRule, clauses
+from tool_selector.ranking.steps import SHIPPED_RULE, StepRule, clauses
 from tool_selector.settings import Settings
 
 MODES: dict[str, StepRule | None] = {
     "off": None,
     "steps": StepRule(),
     "steps, whole cos": StepRule(own_vectors=False),
+    "shipped": SHIPPED_RULE,
 }
 
 
@@ -72,7 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     entry = selectors["off"].entry(tools).entry
     static = StaticEncoder(static_table())
-    entry.set_matrix(encoder.model_id, static_matrix(static, entry.catalog.texts))
+    rows = static_matrix(static, entry.catalog.texts)
+    if isinstance(encoder, MeanEncoder):
+        rows = encoder.combine([rows] * len(encoder.parts))
+    entry.set_matrix(encoder.model_id, rows)
     encoder.encode(["warm the model up"])
     new: dict[str, list[float]] = {m: [] for m in MODES}
     again: dict[str, list[float]] = {m: [] for m in MODES}
