@@ -22,6 +22,10 @@ class HashingEncoder:
 
     def encode(self, texts: Sequence[str]) -> FloatArray:
         self.calls.append(len(texts))
+        return self._vectors(texts)
+
+    def _vectors(self, texts: Sequence[str]) -> FloatArray:
+        """The texts' vectors, not counted in ``calls``."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in tokenize(text) or ["<empty>"]:
@@ -44,11 +48,7 @@ class SpanHashingEncoder(HashingEncoder):
         self, text: str, spans: Sequence[tuple[int, int]]
     ) -> tuple[FloatArray, FloatArray]:
         self.passes += 1
-        whole = HashingEncoder.encode(self, [text])[0]
-        self.calls.pop()
-        parts = HashingEncoder.encode(self, [text[lo:hi] for lo, hi in spans])
-        self.calls.pop()
-        return whole, parts
+        return self._vectors([text])[0], self._vectors([text[lo:hi] for lo, hi in spans])
 
 
 class TranslatingEncoder(HashingEncoder):

@@ -46,7 +46,13 @@ from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
 from tool_selector.pipeline.jobs import EmbeddingJobs
-from tool_selector.pipeline.step_vectors import Spans, clause_cosines, read_spans, wants_spans
+from tool_selector.pipeline.step_vectors import (
+    QueryCache,
+    Spans,
+    clause_cosines,
+    read_spans,
+    wants_spans,
+)
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.calibration import CROSS, STATIC
 from tool_selector.ranking.catalog import Catalog, build_catalog
@@ -66,8 +72,6 @@ from tool_selector.ranking.steps import StepRule, clauses, locate
 from tool_selector_client.wire import Context, Filters, SearchRequest, Tool
 
 _ENCODE = msgspec.json.Encoder().encode
-#: Query vectors by (model id, pattern).
-QueryCache = BoundedLRU[tuple[str, str], FloatArray]
 RankingPath = Literal["hybrid", "static", "lexical"]
 #: Fusion of the static arm's tool vectors with a static query vector (while the model
 #: loads; ``fit --arm static``) and with the model's query vector (the cold path's usual
@@ -672,12 +676,13 @@ class Selector:
         cosines: list[FloatArray | None] = [None if rule.words_only else dense.scores] * len(texts)
         encoder, matrix = dense.query_encoder, dense.matrix
         own = rule.own_vectors and not rule.words_only and dense.scores is not None
+        spans = self._spans(sent) if dense.path == "hybrid" else ()
         if own and encoder is not None and matrix is not None:
             cosines = [cosine_scores(v, matrix) for v in self._query_vectors(encoder, texts)]
-        elif self._spans(sent) and dense.path == "hybrid" and encoder is not None:
-            tools = None if matrix is None or dense.scores is None else (matrix, dense.scores)
-            read = tools and clause_cosines(encoder, self.queries, sent.words, sent.spans, tools)
-            cosines = list(read) if read else cosines
+        elif spans and encoder is not None and matrix is not None and dense.scores is not None:
+            tools = (matrix, dense.scores)
+            read = clause_cosines(encoder, self.queries, sent.words, spans, tools)
+            cosines = cosines if read is None else list(read)
         return [
             Clause(q, catalog.index.scores(q.terms), cos, rule.reach)
             for q, cos in zip(queries, cosines, strict=True)

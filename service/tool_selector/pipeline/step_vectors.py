@@ -18,9 +18,10 @@ import numpy as np
 
 from tool_selector.embeddings.encoder import Encoder, MeanEncoder, SpanEncoder, parts_of
 from tool_selector.lru import BoundedLRU
-from tool_selector.ranking.dense import FloatArray, windows
+from tool_selector.ranking.dense import WHOLE_CHARS, FloatArray
 from tool_selector.ranking.steps import CONTEXT_SHARE
 
+#: Query vectors by (model id, pattern); a pattern's clause vectors under ``steps_key``.
 QueryCache = BoundedLRU[tuple[str, str], FloatArray]
 Spans = Sequence[tuple[int, int]]
 #: What sets a pattern's clause vectors apart from its own vector in the query cache.
@@ -33,13 +34,10 @@ def steps_key(model_id: str, pattern: str) -> tuple[str, str]:
 
 
 def wants_spans(encoder: Encoder, queries: QueryCache, pattern: str, spans: Spans) -> bool:
-    """Whether reading ``pattern`` with ``encoder`` should read its clauses too: it has
-    some, the encoder can, the pattern is read whole, and the cache does not hold them."""
-    return (
-        bool(spans)
-        and isinstance(encoder, SpanEncoder)
-        and len(windows(pattern)) == 1
-        and queries.get(steps_key(encoder.model_id, pattern)) is None
+    """Whether reading ``pattern`` with ``encoder`` should read its clauses too: it can
+    (``_readable``) and the cache does not hold them."""
+    return _readable(encoder, pattern, spans) and (
+        queries.get(steps_key(encoder.model_id, pattern)) is None
     )
 
 
@@ -64,7 +62,7 @@ def clause_cosines(
     got: list[FloatArray] = []
     for part in parts_of(encoder):
         vectors = queries.get(steps_key(part.model_id, pattern))
-        if vectors is None and wants_spans(part, queries, pattern, spans):
+        if vectors is None and _readable(part, pattern, spans):
             vectors = _read(part, queries, pattern, spans)[1]
         if vectors is None or len(vectors) != len(spans):
             return None
@@ -75,6 +73,12 @@ def clause_cosines(
         np.asarray(CONTEXT_SHARE * own[:, i] + (1 - CONTEXT_SHARE) * whole, dtype=np.float32)
         for i in range(len(spans))
     ]
+
+
+def _readable(encoder: Encoder, pattern: str, spans: Spans) -> bool:
+    """Whether ``encoder`` can read ``pattern``'s clauses in its context: it has some, the
+    encoder reads spans, and the pattern is read whole (not in ``dense.windows``)."""
+    return bool(spans) and isinstance(encoder, SpanEncoder) and len(pattern) <= WHOLE_CHARS
 
 
 def _read(
