@@ -71,6 +71,12 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument(
+        "--answers",
+        type=Path,
+        help="also write the service's answer to every query, one JSON line each (two runs "
+        "that answer alike write equal files)",
+    )
+    p.add_argument(
         "--update-readme",
         type=Path,
         metavar="README",
@@ -147,6 +153,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         negatives=args.negatives,
         progress=not args.no_progress,
         per_query_catalogs=args.per_query_catalogs,
+        answers=args.answers,
     )
 
 

@@ -25,6 +25,7 @@ other API-style sets against 20 of this catalog's tools (see ``Evaluator.negativ
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import sys
@@ -32,7 +33,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -66,6 +67,8 @@ SERVICE_LEXICAL = "service lexical"
 SERVICE_RANKED = "service (no abstention)"
 SERVICE_COLD = "service cold (static)"
 SERVICE_OWN = "service, per-query catalogs"
+#: The rows that are the service's own answers (``EvalConfig.answers`` writes them).
+SERVICE_ROWS = (SERVICE, SERVICE_LEXICAL, SERVICE_RANKED, SERVICE_COLD)
 #: Tools of a catalog a negative query is searched against.
 NEGATIVE_TOOLS = 20
 _CACHE_BYTES = 256 * 1024 * 1024
@@ -90,6 +93,7 @@ class EvalConfig:
     progress: bool = True
     per_query_catalogs: bool = False
     files: Sequence[tuple[Path, Path]] = ()
+    answers: Path | None = None
 
 
 @dataclass(slots=True)
@@ -255,15 +259,17 @@ class Evaluator:
         """Evaluate every data set, in order."""
         start = time.perf_counter()
         report = EvalReport(config=self.config)
-        for data in load_all(self.config) if self.datasets is None else self.datasets:
-            report.results.append(self.evaluate(data))
+        sink = _AnswerSink(self.config.answers)
+        with sink:
+            for data in load_all(self.config) if self.datasets is None else self.datasets:
+                report.results.append(self.evaluate(data, sink))
         report.seconds = time.perf_counter() - start
         return report
 
     def request(self, tools: Sequence[Tool], pattern: str) -> SearchRequest:
         return SearchRequest(pattern=pattern, tools=list(tools), top_k=self.config.k)
 
-    def evaluate(self, data: Dataset) -> DatasetResult:
+    def evaluate(self, data: Dataset, sink: _AnswerSink | None = None) -> DatasetResult:
         """Service rows and references on one data set's chosen queries, then its negatives."""
         cfg = self.config
         began = time.perf_counter()
@@ -275,8 +281,11 @@ class Evaluator:
         encode_ms = 1000 * (time.perf_counter() - t0) / max(len(queries), 1)
         board = Scoreboard(k=cfg.k)
         for q, qvec in zip(_bar(queries, data.name, cfg.progress), qvecs, strict=True):
-            for ranker, (names, seconds) in self._answers(source, q, qvec, refs).items():
+            answers = self._answers(source, q, qvec, refs)
+            for ranker, (names, seconds) in answers.items():
                 board.add(ranker, q.category, names, q.gold, seconds)
+            if sink is not None:
+                sink.write(data.name, q.id, answers)
         first = next(iter(board.overall.values()), MetricSums(k=cfg.k))
         result = DatasetResult(
             dataset=data.name,
@@ -406,3 +415,30 @@ class Evaluator:
             outcome = self.selector.select(self.request(tools, wanted[qid].text))
             sums.add(outcome.ranking.names, wanted[qid].gold, time.perf_counter() - t0)
         return sums.summary()
+
+
+class _AnswerSink:
+    """Writes the service rows' answer to every query as one JSON line (``--answers``):
+    ``{"dataset", "query", "row", "names"}``; two runs' files are equal when every answer is."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> _AnswerSink:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("w", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def write(self, dataset: str, query: str, answers: dict[str, tuple[list[str], float]]) -> None:
+        if self._file is None:
+            return
+        for row in SERVICE_ROWS:
+            if row in answers:
+                line = {"dataset": dataset, "query": query, "row": row, "names": answers[row][0]}
+                self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
