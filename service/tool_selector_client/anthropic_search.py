@@ -12,23 +12,21 @@ to the service and named back. Shapes match the ``anthropic`` SDK's ``ToolParam`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from tool_selector_client.client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.core import listed
 from tool_selector_client.definitions import SEARCH_TOOL_NAME, tool_name
 from tool_selector_client.metrics import ClientMetrics
 from tool_selector_client.providers import (
     QUERY_SCHEMA,
-    Ask,
-    Found,
+    DeferredSearch,
     Options,
-    SearchAnswer,
-    asearch,
     context_of,
     field_of,
+    hooks,
     query_of,
-    search,
+    sent_context,
 )
 from tool_selector_client.wire import Budget, Context, Filters
 
@@ -87,30 +85,7 @@ def anthropic_context(
     return context_of(texts, called)
 
 
-def _ask(tool_use: Any, tools: Iterable[Any], messages: Any, options: Options) -> Ask:
-    """The search the model asked for (a malformed conversation only loses the context)."""
-    context = None
-    if messages is not None and options.context is None:
-        try:
-            context = anthropic_context(messages, field_of(tool_use, "name") or SEARCH_TOOL_NAME)
-        except Exception:  # the caller's odd message must not break the search
-            context = None
-    query = query_of(field_of(tool_use, "input"))
-    return Ask(query, anthropic_deferred(listed(tools)), options, context)
-
-
-def _answer(tool_use: Any, found: Found) -> SearchAnswer:
-    content: list[dict[str, Any]] = [
-        {"type": "tool_reference", "tool_name": name} for name in found.names
-    ]
-    if not content:
-        content = [{"type": "text", "text": NO_MATCH_TEXT}]
-    block = {"type": "tool_result", "tool_use_id": field_of(tool_use, "id"), "content": content}
-    return SearchAnswer(block, found.names, found.selection, found.fallback)
-
-
-def anthropic_tool_result(
-    client: SelectorClient,
+def _search(
     tool_use: Any,
     tools: Iterable[Any],
     *,
@@ -122,33 +97,29 @@ def anthropic_tool_result(
     min_score: float | None = None,
     context: Context | None = None,
     metrics: ClientMetrics | None = None,
-) -> SearchAnswer:
+) -> DeferredSearch:
     """The ``tool_result`` answering the model's ``tool_use`` of our search tool; never raises.
 
     ``tools`` is the request's ``tools`` (only the deferred ones are searched); ``messages``
     the conversation so far (sent as ``context`` unless ``context`` is given). With
     ``min_score`` and nothing reaching it, the result says so instead of loading anything.
     """
-    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context)
-    ask = _ask(tool_use, tools, messages, options)
-    return _answer(tool_use, search(client, ask, metrics))
+    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context, metrics)
+    sent = sent_context(options, messages, partial(_conversation, tool_use))
+    query = query_of(field_of(tool_use, "input"))
+    output = partial(_tool_result, tool_use)
+    return DeferredSearch(query, anthropic_deferred(listed(tools)), options, sent, output)
 
 
-async def anthropic_tool_result_async(
-    client: AsyncSelectorClient,
-    tool_use: Any,
-    tools: Iterable[Any],
-    *,
-    messages: Iterable[Any] | None = None,
-    top_k: int | None = None,
-    always_keep: Iterable[str] = (),
-    filters: Filters | None = None,
-    budget: Budget | None = None,
-    min_score: float | None = None,
-    context: Context | None = None,
-    metrics: ClientMetrics | None = None,
-) -> SearchAnswer:
-    """Async ``anthropic_tool_result``."""
-    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context)
-    ask = _ask(tool_use, tools, messages, options)
-    return _answer(tool_use, await asearch(client, ask, metrics))
+def _conversation(tool_use: Any, messages: Iterable[Any]) -> Context | None:
+    return anthropic_context(messages, field_of(tool_use, "name") or SEARCH_TOOL_NAME)
+
+
+def _tool_result(tool_use: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "tool_reference", "tool_name": n} for n in names]
+    if not content:
+        content = [{"type": "text", "text": NO_MATCH_TEXT}]
+    return {"type": "tool_result", "tool_use_id": field_of(tool_use, "id"), "content": content}
+
+
+anthropic_tool_result, anthropic_tool_result_async = hooks(_search, "anthropic_tool_result")

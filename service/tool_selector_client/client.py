@@ -16,7 +16,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -168,28 +168,42 @@ class _Base:
         top_k: int | None,
         always_keep: Iterable[str],
         controls: Controls,
+        *,
+        started: float,
     ) -> Prepared | Selection:
-        if not self.enabled:
-            return fail_open(tools, "disabled")
-        limit = clamp_top_k(top_k, self.max_search_results)
-        prepared = prepare(pattern, tools, limit, always_keep, controls)
-        if isinstance(prepared, Selection):
+        """The request to send, or the answer already known without one: off, nothing to
+        ask, the breaker open, or a bug here (failing open all the same)."""
+        tools = listed(tools)
+        try:
+            tools = permitted(tools, controls.filters)
+            if not self.enabled:
+                return fail_open(tools, "disabled")
+            limit = clamp_top_k(top_k, self.max_search_results)
+            prepared = prepare(pattern, tools, limit, always_keep, controls)
+            if isinstance(prepared, Selection):
+                return prepared
+            if not self.breaker.allow():
+                return fail_open(tools, "circuit_open")
             return prepared
-        if not self.breaker.allow():
-            return fail_open(tools, "circuit_open")
-        return prepared
+        except Exception as exc:  # a bug here must not reach the proxy either
+            return _crashed(tools, exc, started)
 
-    def _finish(self, selection: Selection) -> Selection:
-        self.breaker.record(not unhealthy(selection))
-        return selection
-
-    def _answered(self, prepared: Prepared, status: int, body: bytes, started: float) -> Selection:
-        return self._finish(interpret(prepared, status, body, time.monotonic() - started))
-
-    def _failed(self, tools: list[Any], exc: Exception, started: float) -> Selection:
-        reason, detail = _reason_of(exc)
-        latency_s = time.monotonic() - started
-        return self._finish(fail_open(tools, reason, latency_s=latency_s, detail=detail))
+    def _conclude(
+        self, prepared: Prepared, started: float, exchanged: tuple[int, bytes] | Exception
+    ) -> Selection:
+        """The selection for what the exchange gave, its answer or its error, fed to the
+        breaker; never raises."""
+        try:
+            latency_s = time.monotonic() - started
+            if isinstance(exchanged, Exception):
+                reason, detail = _reason_of(exchanged)
+                selection = fail_open(prepared.tools, reason, latency_s=latency_s, detail=detail)
+            else:
+                selection = interpret(prepared, *exchanged, latency_s)
+            self.breaker.record(not unhealthy(selection))
+            return selection
+        except Exception as exc:  # a bug here must not reach the proxy either
+            return _crashed(prepared.tools, exc, started)
 
     def _timeouts(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_s)
@@ -271,24 +285,22 @@ class SelectorClient(_Base):
         """Pick tools for ``pattern`` among the raw ``tools``; never raises. ``controls``:
         filters, budget, ``min_score``, context (``Controls``; the filters hold on fail-open)."""
         started = time.monotonic()
-        tools = listed(tools)
+        prepared = self._start(pattern, tools, top_k, always_keep, controls, started=started)
+        if isinstance(prepared, Selection):
+            return prepared
+        deadline = started + self.timeout_s
         try:
-            tools = permitted(tools, controls.filters)
-            prepared = self._start(pattern, tools, top_k, always_keep, controls)
-            if isinstance(prepared, Selection):
-                return prepared
-            deadline = started + self.timeout_s
-            future: Future[tuple[int, bytes]] = self._pool.submit(
-                self._exchange, prepared.body, deadline
+            future = self._pool.submit(self._exchange, prepared.body, deadline)
+        except Exception as exc:  # a closed client fails open too
+            return _crashed(prepared.tools, exc, started)
+        try:
+            exchanged: tuple[int, bytes] | Exception = future.result(
+                timeout=max(0.0, deadline - time.monotonic())
             )
-            try:
-                status, body = future.result(timeout=max(0.0, deadline - time.monotonic()))
-            except Exception as exc:  # the worker's failure, whatever it is, fails open
-                future.cancel()
-                return self._failed(tools, exc, started)
-            return self._answered(prepared, status, body, started)
-        except Exception as exc:  # a bug here must not reach the proxy either
-            return _crashed(tools, exc, started)
+        except Exception as exc:  # the worker's failure, whatever it is, fails open
+            future.cancel()
+            exchanged = exc
+        return self._conclude(prepared, started, exchanged)
 
     def _exchange(self, body: bytes, deadline: float) -> tuple[int, bytes]:
         if time.monotonic() >= deadline:
@@ -343,20 +355,15 @@ class AsyncSelectorClient(_Base):
         """Pick tools for ``pattern`` among the raw ``tools``; never raises. ``controls``:
         filters, budget, ``min_score``, context (``Controls``; the filters hold on fail-open)."""
         started = time.monotonic()
-        tools = listed(tools)
+        prepared = self._start(pattern, tools, top_k, always_keep, controls, started=started)
+        if isinstance(prepared, Selection):
+            return prepared
         try:
-            tools = permitted(tools, controls.filters)
-            prepared = self._start(pattern, tools, top_k, always_keep, controls)
-            if isinstance(prepared, Selection):
-                return prepared
-            try:
-                with anyio.fail_after(max(0.0, started + self.timeout_s - time.monotonic())):
-                    status, body = await self._exchange(prepared.body)
-            except Exception as exc:
-                return self._failed(tools, exc, started)
-            return self._answered(prepared, status, body, started)
-        except Exception as exc:
-            return _crashed(tools, exc, started)
+            with anyio.fail_after(max(0.0, started + self.timeout_s - time.monotonic())):
+                exchanged: tuple[int, bytes] | Exception = await self._exchange(prepared.body)
+        except Exception as exc:  # a timeout, the connection, the body: each fails open
+            exchanged = exc
+        return self._conclude(prepared, started, exchanged)
 
     async def _exchange(self, body: bytes) -> tuple[int, bytes]:
         async with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:

@@ -6,7 +6,10 @@ so the client works without it; the registry is always the caller's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tool_selector_client.core import Selection
 
 __all__ = ["ClientMetrics", "MissingDependencyError"]
 
@@ -16,6 +19,8 @@ LATENCY_BUCKETS = (
     0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0,
 )  # fmt: skip
 TOOL_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
+#: Outcomes decided before any request is sent: their latency is not the service's.
+_NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
 
 
 class MissingDependencyError(ImportError):
@@ -59,3 +64,12 @@ class ClientMetrics:
             ["result"],
             registry=registry,
         )
+
+    def count(self, mode: str, returned: int, selection: Selection | None = None) -> None:
+        """One decision in ``mode``: its outcome (``disabled`` when nothing was selected), the
+        tools handed back, and the call's latency when one was made."""
+        outcome = "disabled" if selection is None else selection.outcome
+        self.outcomes.labels(mode, outcome).inc()
+        self.reinjected.labels(mode).observe(returned)
+        if selection is not None and outcome not in _NO_CALL:
+            self.latency.labels(outcome).observe(selection.latency_s)

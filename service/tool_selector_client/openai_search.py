@@ -15,23 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from tool_selector_client.client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.core import listed
 from tool_selector_client.definitions import tool_name
 from tool_selector_client.metrics import ClientMetrics
 from tool_selector_client.providers import (
     QUERY_SCHEMA,
-    Ask,
-    Found,
+    DeferredSearch,
     Options,
-    SearchAnswer,
-    asearch,
     context_of,
     field_of,
+    hooks,
     query_of,
-    search,
+    sent_context,
 )
 from tool_selector_client.wire import Budget, Context, Filters
 
@@ -144,33 +142,7 @@ def _texts(content: Any) -> list[str]:
     return [p for p in parts if isinstance(p, str)]
 
 
-def _ask(
-    call: Any, tools: Any, conversation: Any, options: Options
-) -> tuple[Ask, dict[str, Deferred]]:
-    deferred = openai_deferred(listed(tools))
-    context = None
-    if conversation is not None and options.context is None:
-        try:
-            context = openai_context(conversation)
-        except Exception:  # the caller's odd input must not break the search
-            context = None
-    ranked = [_ranked(name, d) for name, d in deferred.items()]
-    return Ask(query_of(field_of(call, "arguments")), ranked, options, context), deferred
-
-
-def _answer(call: Any, found: Found, deferred: Mapping[str, Deferred]) -> SearchAnswer:
-    item = {
-        "type": "tool_search_output",
-        "call_id": field_of(call, "call_id"),
-        "execution": "client",
-        "status": "completed",
-        "tools": _loaded([n for n in found.names if n in deferred], deferred),
-    }
-    return SearchAnswer(item, found.names, found.selection, found.fallback)
-
-
-def openai_tool_search_output(
-    client: SelectorClient,
+def _search(
     call: Any,
     tools: Iterable[Any],
     *,
@@ -182,33 +154,31 @@ def openai_tool_search_output(
     min_score: float | None = None,
     context: Context | None = None,
     metrics: ClientMetrics | None = None,
-) -> SearchAnswer:
+) -> DeferredSearch:
     """The ``tool_search_output`` answering a ``tool_search_call``; never raises.
 
     ``tools`` is the request's ``tools`` (only deferred functions and namespace members are
     searched); ``conversation`` the request's ``input`` (sent as ``context`` unless
     ``context`` is given). With ``min_score`` and nothing reaching it, ``tools`` is empty.
     """
-    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context)
-    ask, deferred = _ask(call, tools, conversation, options)
-    return _answer(call, search(client, ask, metrics), deferred)
+    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context, metrics)
+    deferred = openai_deferred(listed(tools))
+    sent = sent_context(options, conversation, openai_context)
+    ranked = [_ranked(name, d) for name, d in deferred.items()]
+    query = query_of(field_of(call, "arguments"))
+    return DeferredSearch(query, ranked, options, sent, partial(_output, call, deferred))
 
 
-async def openai_tool_search_output_async(
-    client: AsyncSelectorClient,
-    call: Any,
-    tools: Iterable[Any],
-    *,
-    conversation: Any = None,
-    top_k: int | None = None,
-    always_keep: Iterable[str] = (),
-    filters: Filters | None = None,
-    budget: Budget | None = None,
-    min_score: float | None = None,
-    context: Context | None = None,
-    metrics: ClientMetrics | None = None,
-) -> SearchAnswer:
-    """Async ``openai_tool_search_output``."""
-    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context)
-    ask, deferred = _ask(call, tools, conversation, options)
-    return _answer(call, await asearch(client, ask, metrics), deferred)
+def _output(call: Any, deferred: Mapping[str, Deferred], names: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "type": "tool_search_output",
+        "call_id": field_of(call, "call_id"),
+        "execution": "client",
+        "status": "completed",
+        "tools": _loaded([n for n in names if n in deferred], deferred),
+    }
+
+
+openai_tool_search_output, openai_tool_search_output_async = hooks(
+    _search, "openai_tool_search_output"
+)

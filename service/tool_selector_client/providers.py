@@ -1,7 +1,9 @@
 """What the provider hooks share: one search over a request's deferred tools, failing open.
 
-``search`` / ``asearch`` ask the service through the companion client (its timeouts,
-breaker and fail-open reasons) and turn the ``Selection`` into the names to load:
+A provider module reads the model's search call into a ``DeferredSearch`` (pure), and
+``hooks`` turns that one reading into the provider's blocking and async hook: each adds only
+the one I/O, the client's ``select``, and ``answer`` (pure again) turns the ``Selection`` into
+the names to load:
 
 - the service's picks when its answer is meaningful;
 - an honest empty answer when the caller set ``min_score`` and nothing reached it;
@@ -16,10 +18,11 @@ SDKs' own models: fields are read with ``field_of``, never through an SDK import
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, Protocol, TypeVar
 
 from tool_selector_client.client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.core import Controls, FailReason, Selection, clamp_top_k
@@ -30,15 +33,17 @@ from tool_selector_client.wire import Budget, Context, Filters
 
 __all__ = [
     "QUERY_SCHEMA",
-    "Ask",
-    "Found",
+    "AsyncHook",
+    "BlockingHook",
+    "DeferredSearch",
     "Options",
     "SearchAnswer",
-    "asearch",
+    "answer",
     "context_of",
     "field_of",
+    "hooks",
     "query_of",
-    "search",
+    "sent_context",
 ]
 
 #: The search tool's one argument, the same for every provider.
@@ -56,13 +61,15 @@ QUERY_SCHEMA: dict[str, Any] = {
 CONTEXT_MESSAGES = 16
 CONTEXT_MESSAGE_CHARS = 4000
 CONTEXT_TOOLS = 16
-_NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
 Fallback = Literal["keyword", "all"]
+P = ParamSpec("P")
+HookT = TypeVar("HookT", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """The caller's settings for one search, passed through to the service request."""
+    """The caller's keywords for one search: sent with the service request, except
+    ``metrics``, where its answer is counted."""
 
     top_k: int | None = None
     always_keep: tuple[str, ...] = ()
@@ -70,24 +77,29 @@ class Options:
     budget: Budget | None = None
     min_score: float | None = None
     context: Context | None = None
+    metrics: ClientMetrics | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Ask:
-    """One search: the model's query, the deferred tools, the caller's options, and the
-    conversation's ``context`` (the caller's own, when given, wins)."""
+class DeferredSearch:
+    """The model's search as the service is asked it: the query, the deferred tools as the
+    service ranks them, the caller's options, the ``context`` to send (``sent_context``), and
+    how the provider's answer is written from the names to load."""
 
     query: str
     tools: list[Any]
-    options: Options = Options()
-    context: Context | None = None
+    options: Options
+    context: Context | None
+    output: Callable[[tuple[str, ...]], dict[str, Any]]
 
     @property
-    def controls(self) -> Controls:
-        """The client's ``Controls`` for this search."""
-        o = self.options
-        context = o.context if o.context is not None else self.context
-        return Controls(filters=o.filters, budget=o.budget, min_score=o.min_score, context=context)
+    def request(self) -> tuple[str, list[Any], int | None, tuple[str, ...], Controls]:
+        """The client's ``select`` arguments for this search."""
+        o, context = self.options, self.context
+        controls = Controls(
+            filters=o.filters, budget=o.budget, min_score=o.min_score, context=context
+        )
+        return self.query, self.tools, o.top_k, o.always_keep, controls
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +121,22 @@ class SearchAnswer:
     def reason(self) -> FailReason | None:
         """The client's fail-open reason, or ``None``."""
         return self.selection.reason
+
+
+class BlockingHook(Protocol[P]):
+    """A provider's blocking hook: the client, then the arguments of the provider's reading."""
+
+    def __call__(
+        self, client: SelectorClient, *args: P.args, **kwargs: P.kwargs
+    ) -> SearchAnswer: ...
+
+
+class AsyncHook(Protocol[P]):
+    """A provider's async hook: the client, then the arguments of the provider's reading."""
+
+    async def __call__(
+        self, client: AsyncSelectorClient, *args: P.args, **kwargs: P.kwargs
+    ) -> SearchAnswer: ...
 
 
 def field_of(obj: Any, key: str, default: Any = None) -> Any:
@@ -144,56 +172,73 @@ def context_of(texts: Iterable[str], tools: Iterable[str]) -> Context | None:
     return Context(messages=messages, recent_tools=recent)
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
-    """The names to load, the client's selection, and the local answer used, if any."""
-
-    names: tuple[str, ...]
-    selection: Selection
-    fallback: Fallback | None = None
-
-
-def search(client: SelectorClient, ask: Ask, metrics: ClientMetrics | None = None) -> Found:
-    """The names to load for ``ask`` (blocking); never raises."""
-    o = ask.options
-    selection = client.select(ask.query, ask.tools, o.top_k, o.always_keep, ask.controls)
-    return _found(selection, ask, client.max_search_results, metrics)
+def sent_context(
+    options: Options, conversation: Any, read: Callable[[Any], Context | None]
+) -> Context | None:
+    """The ``context`` to send: the caller's own when given, else ``read(conversation)``
+    (``None`` without one). A conversation that cannot be read loses only the context."""
+    if options.context is not None or conversation is None:
+        return options.context
+    try:
+        return read(conversation)
+    except Exception:  # the caller's odd conversation must not break the search
+        return None
 
 
-async def asearch(
-    client: AsyncSelectorClient, ask: Ask, metrics: ClientMetrics | None = None
-) -> Found:
-    """The names to load for ``ask`` (async); never raises."""
-    o = ask.options
-    selection = await client.select(ask.query, ask.tools, o.top_k, o.always_keep, ask.controls)
-    return _found(selection, ask, client.max_search_results, metrics)
+def answer(search: DeferredSearch, selection: Selection, max_results: int) -> SearchAnswer:
+    """The provider's answer to ``search`` given the client's ``selection``, counted."""
+    names, fallback = selection.names, None
+    if not selection.ok:
+        names, fallback = _local(search, selection, clamp_top_k(search.options.top_k, max_results))
+    if search.options.metrics is not None:
+        search.options.metrics.count("enforce", len(names), selection)
+    return SearchAnswer(search.output(names), names, selection, fallback)
 
 
-def _found(
-    selection: Selection, ask: Ask, max_results: int, metrics: ClientMetrics | None
-) -> Found:
-    if selection.ok:
-        found = Found(selection.names, selection)
-    else:
-        found = _local(selection, ask, clamp_top_k(ask.options.top_k, max_results))
-    _count(metrics, found)
-    return found
-
-
-def _local(selection: Selection, ask: Ask, limit: int) -> Found:
+def _local(
+    search: DeferredSearch, selection: Selection, limit: int
+) -> tuple[tuple[str, ...], Fallback]:
     """The fail-open answer: a keyword pick over the permitted tools, else all of them."""
     permitted = selection.tools
-    picked = relevance_select(ask.query, described(permitted), limit)
+    picked = relevance_select(search.query, described(permitted), limit)
     if picked:
-        return Found(tuple(picked), selection, "keyword")
-    return Found(tuple(by_name(permitted)), selection, "all")
+        return tuple(picked), "keyword"
+    return tuple(by_name(permitted)), "all"
 
 
-def _count(metrics: ClientMetrics | None, found: Found) -> None:
-    if metrics is None:
-        return
-    outcome = found.selection.outcome
-    metrics.outcomes.labels("enforce", outcome).inc()
-    metrics.reinjected.labels("enforce").observe(len(found.names))
-    if outcome not in _NO_CALL:
-        metrics.latency.labels(outcome).observe(found.selection.latency_s)
+def hooks(read: Callable[P, DeferredSearch], name: str) -> tuple[BlockingHook[P], AsyncHook[P]]:
+    """A provider's hooks ``name`` and ``name_async`` from its one ``read`` of the model's
+    search: each takes the client, then ``read``'s arguments, and adds only the one I/O,
+    the client's ``select``, so the blocking and async answers cannot drift apart. ``name``
+    is documented by ``read``'s docstring."""
+
+    def blocking(client: SelectorClient, *args: P.args, **kwargs: P.kwargs) -> SearchAnswer:
+        search = read(*args, **kwargs)
+        return answer(search, client.select(*search.request), client.max_search_results)
+
+    async def awaiting(
+        client: AsyncSelectorClient, *args: P.args, **kwargs: P.kwargs
+    ) -> SearchAnswer:
+        search = read(*args, **kwargs)
+        return answer(search, await client.select(*search.request), client.max_search_results)
+
+    return (
+        _public(blocking, read, name, "SelectorClient", read.__doc__),
+        _public(awaiting, read, f"{name}_async", "AsyncSelectorClient", f"Async ``{name}``."),
+    )
+
+
+def _public(
+    hook: HookT, read: Callable[..., Any], name: str, client: str, doc: str | None
+) -> HookT:
+    """``hook`` as the public function ``name`` of ``read``'s module: ``help`` and
+    ``inspect`` show ``read``'s signature with ``client`` first."""
+    shown = inspect.signature(read)
+    first = inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=client)
+    parameters = [first, *shown.parameters.values()]
+    vars(hook)["__signature__"] = shown.replace(
+        parameters=parameters, return_annotation="SearchAnswer"
+    )
+    hook.__name__ = hook.__qualname__ = name
+    hook.__module__, hook.__doc__ = read.__module__, doc
+    return hook

@@ -31,7 +31,6 @@ __all__ = ["AsyncRollout", "Decision", "Mode", "Rollout", "in_sample"]
 
 Mode = Literal["off", "dark", "shadow", "enforce"]
 MODES: tuple[Mode, ...] = ("off", "dark", "shadow", "enforce")
-_NO_CALL = frozenset({"disabled", "empty_pattern", "circuit_open"})
 ClientT = TypeVar("ClientT", SelectorClient, AsyncSelectorClient)
 
 
@@ -63,8 +62,31 @@ def in_sample(percent: float, session_id: str | None, rng: Callable[[], float]) 
     return rng() * 100 < percent
 
 
+@dataclass(frozen=True, slots=True)
+class _Search:
+    """One rollout search as the caller passed it, each iterable read once."""
+
+    pattern: str
+    tools: list[Any]
+    top_k: int | None
+    always_keep: list[str]
+    session_id: str | None
+    current: list[Any] | None
+
+    @property
+    def request(self) -> tuple[str, list[Any], int | None, list[str]]:
+        """The client's ``select`` arguments for this search."""
+        return self.pattern, self.tools, self.top_k, self.always_keep
+
+    @property
+    def unchanged(self) -> list[Any]:
+        """What the caller would hand back without us."""
+        return self.tools if self.current is None else self.current
+
+
 class _Policy:
-    """Mode logic shared by the sync and async rollouts (no I/O besides capture)."""
+    """Mode logic shared by the sync and async rollouts (no I/O besides capture): ``start``
+    before the client's ``select``, ``decide`` after it; neither raises."""
 
     def __init__(
         self,
@@ -85,73 +107,81 @@ class _Policy:
         self.rng = rng
         self.max_search_results = max_search_results
 
-    def takes_part(self, session_id: str | None) -> bool:
-        return self.mode != "off" and in_sample(self.sample_percent, session_id, self.rng)
-
-    def unchanged(self, tools: list[Any], current: list[Any] | None) -> Decision:
-        return Decision(tools=tools if current is None else current, mode=self.mode, sampled=False)
-
-    def skip(self, tools: list[Any], current: list[Any] | None) -> Decision:
-        decision = self.unchanged(tools, current)
-        self._count("disabled", len(decision.tools))
-        return decision
-
-    def decide(
+    def start(
         self,
-        selection: Selection,
-        *,
         pattern: str,
         tools: Sequence[Any],
         top_k: int | None,
-        always_keep: Sequence[str],
+        always_keep: Iterable[str],
+        *,
         session_id: str | None,
         current: Sequence[Any] | None,
-    ) -> Decision:
-        limit = clamp_top_k(top_k, self.max_search_results)
+    ) -> _Search | Decision:
+        """The search to send, or the decision already made: the caller's tools unchanged
+        when the request takes no part (counted as ``disabled``) or anything goes wrong."""
+        search = _Search(
+            pattern,
+            listed(tools),
+            top_k,
+            listed(always_keep),
+            session_id,
+            None if current is None else listed(current),
+        )
+        try:
+            if self.mode != "off" and in_sample(self.sample_percent, session_id, self.rng):
+                return search
+            decision = self._unchanged(search)
+            self._count(len(decision.tools))
+            return decision
+        except Exception:  # the rollout must never break the proxy
+            return self._unchanged(search)
+
+    def decide(self, search: _Search, selection: Selection | Exception) -> Decision:
+        """The decision for the client's ``selection``, recorded; a call that raised, or
+        anything going wrong here, leaves the caller's tools unchanged."""
+        if isinstance(selection, Exception):
+            return self._unchanged(search)
+        try:
+            return self._decide(search, selection)
+        except Exception:  # the rollout must never break the proxy
+            return self._unchanged(search)
+
+    def _unchanged(self, search: _Search) -> Decision:
+        return Decision(tools=search.unchanged, mode=self.mode, sampled=False)
+
+    def _decide(self, search: _Search, selection: Selection) -> Decision:
+        limit = clamp_top_k(search.top_k, self.max_search_results)
         relevance: tuple[str, ...] | None = None
         if self.mode == "shadow":
-            relevance = tuple(relevance_select(pattern, described(tools), limit))
-            self._agree(selection, relevance, always_keep)
+            relevance = tuple(relevance_select(search.pattern, described(search.tools), limit))
+            self._agree(selection, relevance, search.always_keep)
         if self.mode == "enforce":
             out, applied = selection.tools, selection.ok
         else:
-            out, applied = list(tools if current is None else current), False
-        self._count(selection.outcome, len(out), selection)
+            out, applied = list(search.unchanged), False
+        self._count(len(out), selection)
         decision = Decision(out, self.mode, True, selection, relevance, applied)
         if self.capture is not None:
-            self._capture(
-                self.capture,
-                decision,
-                selection,
-                pattern=pattern,
-                tools=tools,
-                session_id=session_id,
-                top_k=limit,
-                always_keep=always_keep,
-            )
+            self._capture(self.capture, search, selection, decision, limit)
         return decision
 
     def _capture(
         self,
         capture: CaptureWriter,
-        decision: Decision,
+        search: _Search,
         selection: Selection,
-        *,
-        pattern: str,
-        tools: Sequence[Any],
-        session_id: str | None,
+        decision: Decision,
         top_k: int,
-        always_keep: Sequence[str],
     ) -> None:
         """One decision in the capture file."""
         relevance = decision.relevance
         capture.record(
-            pattern,
-            list(tools),
-            session_id,
+            search.pattern,
+            list(search.tools),
+            search.session_id,
             mode=self.mode,
             top_k=top_k,
-            always_keep=list(always_keep),
+            always_keep=list(search.always_keep),
             selected=list(selection.names),
             relevance=None if relevance is None else list(relevance),
             latency_ms=round(selection.latency_s * 1000, 3),
@@ -171,13 +201,9 @@ class _Policy:
         result = "not_comparable" if agree.top1 is None else ("agree" if agree.top1 else "disagree")
         self.metrics.shadow_top1.labels(result).inc()
 
-    def _count(self, outcome: str, returned: int, selection: Selection | None = None) -> None:
-        if self.metrics is None:
-            return
-        self.metrics.outcomes.labels(self.mode, outcome).inc()
-        self.metrics.reinjected.labels(self.mode).observe(returned)
-        if selection is not None and outcome not in _NO_CALL:
-            self.metrics.latency.labels(outcome).observe(selection.latency_s)
+    def _count(self, returned: int, selection: Selection | None = None) -> None:
+        if self.metrics is not None:
+            self.metrics.count(self.mode, returned, selection)
 
 
 class _Wrapper(Generic[ClientT]):
@@ -219,23 +245,16 @@ class Rollout(_Wrapper[SelectorClient]):
 
         ``current`` is what the caller would hand back without us (default: ``tools``).
         """
-        tools, keep = listed(tools), listed(always_keep)
-        current = None if current is None else listed(current)
+        search = self.policy.start(
+            pattern, tools, top_k, always_keep, session_id=session_id, current=current
+        )
+        if isinstance(search, Decision):
+            return search
         try:
-            if not self.policy.takes_part(session_id):
-                return self.policy.skip(tools, current)
-            selection = self.client.select(pattern, tools, top_k, keep)
-            return self.policy.decide(
-                selection,
-                pattern=pattern,
-                tools=tools,
-                top_k=top_k,
-                always_keep=keep,
-                session_id=session_id,
-                current=current,
-            )
-        except Exception:  # the rollout must never break the proxy
-            return self.policy.unchanged(tools, current)
+            selection: Selection | Exception = self.client.select(*search.request)
+        except Exception as exc:  # the rollout must never break the proxy
+            selection = exc
+        return self.policy.decide(search, selection)
 
 
 class AsyncRollout(_Wrapper[AsyncSelectorClient]):
@@ -252,20 +271,13 @@ class AsyncRollout(_Wrapper[AsyncSelectorClient]):
         current: Sequence[Any] | None = None,
     ) -> Decision:
         """Async ``Rollout.search``."""
-        tools, keep = listed(tools), listed(always_keep)
-        current = None if current is None else listed(current)
+        search = self.policy.start(
+            pattern, tools, top_k, always_keep, session_id=session_id, current=current
+        )
+        if isinstance(search, Decision):
+            return search
         try:
-            if not self.policy.takes_part(session_id):
-                return self.policy.skip(tools, current)
-            selection = await self.client.select(pattern, tools, top_k, keep)
-            return self.policy.decide(
-                selection,
-                pattern=pattern,
-                tools=tools,
-                top_k=top_k,
-                always_keep=keep,
-                session_id=session_id,
-                current=current,
-            )
-        except Exception:
-            return self.policy.unchanged(tools, current)
+            selection: Selection | Exception = await self.client.select(*search.request)
+        except Exception as exc:  # the rollout must never break the proxy
+            selection = exc
+        return self.policy.decide(search, selection)
