@@ -1,4 +1,4 @@
-"""Stronger semantic arms on the dev split: ``python -m loadtests.arms`` (issue 24).
+"""Stronger semantic arms on the dev split: ``python -m loadtests.arms``.
 
 Offline measurement only; the service never imports it. For each set (default: agent,
 arcade, metatool, livemcpbench) it ranks the dev queries that have gold tools (at most 600
@@ -64,7 +64,8 @@ from tool_selector.offline.evaluation.fit import MAX_QUERIES
 from tool_selector.offline.evaluation.variants import Row, SetRows, fit_weights, score
 from tool_selector.ranking.catalog import Catalog, build_catalog
 from tool_selector.ranking.dense import normalise_rows, windows
-from tool_selector.ranking.fusion import FusionParams, fuse
+from tool_selector.ranking.fitted import HYBRID
+from tool_selector.ranking.fusion import fuse
 from tool_selector.ranking.ranker import Query, lift_named, named_tools, signals
 
 CACHE = Path(__file__).parent / ".cache" / "arms"
@@ -319,7 +320,7 @@ def dense_alone(data: SetData, cos: list[np.ndarray]) -> tuple[float, float]:
 
 def set_rows(data: SetData, cos: list[np.ndarray]) -> SetRows:
     """The variants module's rows of one set with ``cos`` as the dense signal."""
-    params, rows = FusionParams(), []
+    params, rows = HYBRID, []
     for q, c, b, g in zip(data.queries, cos, data.bm25, data.gold, strict=True):
         query = Query.parse(q.text)
         sig = signals(data.catalog, query, b, c, params.explained_top)
@@ -405,7 +406,7 @@ def clauses(text: str, fine: bool = False) -> list[str]:
 
 
 def _fused_order(data: SetData, text: str, cos: np.ndarray) -> list[int]:
-    params = FusionParams()
+    params = HYBRID
     query = Query.parse(text)
     sig = signals(
         data.catalog, query, data.catalog.index.scores(query.terms), cos, params.explained_top

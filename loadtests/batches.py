@@ -5,7 +5,7 @@ For each dataset's tool texts (the model's text, as the service builds it): toke
 as the service hands them to the encoder (``TOOL_SELECTOR_EMBED_BATCH_SIZE`` texts at a
 time, catalog order) and each call padded to its longest text, and the ONNX encoder's
 texts per CPU-second (CPU time, so the machine's other tenants count less than in wall time)
-both ways: each call padded to its longest (as before issue 15's padding fix) and as
+both ways: each call padded to its longest (no length groups) and as
 ``OnnxEncoder.encode`` runs it now (groups of similar length, ``onnx.length_groups``).
 """
 

@@ -317,7 +317,7 @@ def _warm(url: str, body: bytes, timeout: float = 600) -> None:
         r = httpx.post(
             url + SEARCH, content=body, headers={"content-type": "application/json"}, timeout=60
         )
-        if r.headers.get("x-tool-selector-ranking") == "hybrid":
+        if r.headers.get("x-tool-selector-embedded") == "complete":  # every encoder's vectors
             return
         time.sleep(0.5)
     raise TimeoutError("catalog never became warm")

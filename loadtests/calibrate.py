@@ -6,7 +6,7 @@ their own catalogs. Negatives: each of the three datasets' queries against anoth
 catalog, arcade's ``gold: []`` dev queries and the agent set's ``no_match`` ones.
 
 Both arms of the static path are swept: static tool vectors against the model's query
-vector (``selector.CROSS_PARAMS``) and against the static query vector (``STATIC_PARAMS``).
+vector (``fitted.CROSS``) and against the static query vector (``fitted.STATIC``).
 The ranking before the bar does not depend on the floors, so each query is ranked once
 and the grid is read off its evidence. Rule: the highest no-match floor that keeps empty
 answers to real needs at or under 1% on every set; the highest tool floor (at most the
@@ -33,9 +33,9 @@ from loadtests.workload import BENCH_DIR
 from tool_selector.embeddings.onnx import OnnxEncoder
 from tool_selector.embeddings.static import StaticEncoder, static_matrix
 from tool_selector.offline.evaluation.dataset import split_of
-from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS
 from tool_selector.ranking.catalog import Catalog, build_catalog, dedupe
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
+from tool_selector.ranking.fitted import CROSS, STATIC
 from tool_selector.ranking.fusion import FusionParams, evidence
 from tool_selector.ranking.ranker import Query, Ranking, signals
 from tool_selector.ranking.ranker import rank as rank_tools
@@ -130,7 +130,7 @@ def cases() -> tuple[dict[str, list[Tool]], list[Case]]:
 
 
 def query_vector(encoder: StaticEncoder | OnnxEncoder, pattern: str) -> FloatArray:
-    """As ``Selector._query_vector``: one vector, or one per window of a long pattern."""
+    """As ``QueryVectors.one``: one vector, or one per window of a long pattern."""
     parts = windows(pattern)
     encoded = encoder.encode(parts)
     return np.ascontiguousarray(encoded[0] if len(parts) == 1 else encoded, dtype=np.float32)
@@ -168,7 +168,7 @@ def sweep(arm: str) -> list[Ranked]:
     """Rank every case once on ``arm`` ("cross": the model's query vector, else static)."""
     static = StaticEncoder(static_table())
     encoder = OnnxEncoder() if arm == "cross" else static
-    params = CROSS_PARAMS if arm == "cross" else STATIC_PARAMS
+    params = CROSS if arm == "cross" else STATIC
     tools, todo = cases()
     built: dict[str, tuple[Catalog, FloatArray]] = {}
     for name, ts in tools.items():
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for arm in args.arms:
         ranked = sweep(arm)
-        shipped = CROSS_PARAMS if arm == "cross" else STATIC_PARAMS
+        shipped = CROSS if arm == "cross" else STATIC
         no_match, tool = choose(ranked)
         counts: dict[tuple[str, str], int] = {}
         for r in ranked:

@@ -287,15 +287,15 @@ def post(
 
 
 def warm(client: httpx.Client, url: str, tools: list[dict[str, Any]], timeout: float = 600) -> None:
-    """Post the catalog as the proxy does until it is answered on the hybrid path."""
+    """Post the catalog as the proxy does until every encoder has embedded it."""
     body = {"query": "warm up", "tools": tools, "max_tools": 25, "source": "gateway:anthropic"}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         r = client.post(url + COMPRESS, json=body, timeout=60)
-        if r.status_code == 200 and r.headers.get("x-tool-selector-ranking") == "hybrid":
+        if r.status_code == 200 and r.headers.get("x-tool-selector-embedded") == "complete":
             return
         time.sleep(0.5)
-    raise TimeoutError("the catalog never answered on the hybrid path")
+    raise TimeoutError("the catalog never answered with every encoder's vectors")
 
 
 def run(args: argparse.Namespace, find_request: bool) -> list[Outcome]:

@@ -5,7 +5,7 @@
 The pre-filter of Context Gateway v0.4.2-v0.5.1 posts the user's whole last message as
 ``query`` with ``max_tools: 25``. This benchmark wraps real requests of the bench sets (the
 sentence queries with gold of ``--datasets``, the ``--split`` half; BFCL's are full of
-money, numbers and quoted values) and the failures quoted in issue 28 in pastes of sixteen
+money, numbers and quoted values) and the requests of ``ISSUE_REQUESTS`` in pastes of sixteen
 kinds generated here, deterministically: nginx access logs (IP first), syslog, JSON lines,
 ``key=value`` (logfmt) logs, CSV, pretty-printed JSON, YAML, Python and Java tracebacks,
 unified diffs, Markdown tables, HTML, quoted e-mail threads, chat transcripts and Markdown
@@ -300,7 +300,7 @@ DECORATIONS: list[tuple[str, str]] = [
     ("", " The value is `RATE_LIMIT=500` in our config."),
     ("So: ", ""),
 ]
-#: Requests of issue 28 that the finder used to lose, with their gold tools (added to every
+#: Requests of real traffic a finder can lose, with their gold tools (added to every
 #: data set's catalog as written here).
 ISSUE_REQUESTS: list[tuple[str, dict[str, Any]]] = [
     (

@@ -189,7 +189,7 @@ def embed_times(tools: int) -> list[str]:
 def encode_times(n: int) -> list[str]:
     """In process: p50 / p99 ms of a new 300-420 character pattern's query vector, MiniLM
     alone, then both models through the selector (the second on its helper thread)."""
-    from tool_selector.embeddings.encoder import parts_of  # noqa: PLC0415
+    from tool_selector.embeddings.encoder import Ensemble, parts_of  # noqa: PLC0415
     from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
     from tool_selector.pipeline.selector import Selector  # noqa: PLC0415
     from tool_selector.settings import Settings  # noqa: PLC0415
@@ -202,11 +202,12 @@ def encode_times(n: int) -> list[str]:
     out = []
     for name, model in (("MiniLM alone", parts_of(encoder)[0]), ("both models", encoder)):
         selector = Selector(encoder=model)  # no query cache: every pattern is encoded
-        selector._query_vector(model, "warm up the sessions")
+        vectors, ensemble = selector.query_vectors, Ensemble.of(model)
+        vectors.vector(ensemble, "warm up the sessions")
         ms = []
         for text in sentences[:n]:
             t0 = time.perf_counter()
-            selector._query_vector(model, text)
+            vectors.vector(ensemble, text)
             ms.append(1000 * (time.perf_counter() - t0))
         chars = statistics.mean(len(x) for x in sentences[:n])
         out.append(

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from tests.support import static_table
 
-from tool_selector.embeddings.encoder import MeanEncoder
+from tool_selector.embeddings.encoder import Ensemble
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.static import StaticEncoder, static_matrix
 from tool_selector.lru import BoundedLRU
@@ -33,14 +33,15 @@ from tool_selector.offline.evaluation.dataset import default_bench_dir, load_dat
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.steps import SHIPPED_RULE, StepRule, clauses
+from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
+from tool_selector.ranking.steps import StepRule, clauses
 from tool_selector.settings import Settings
 
 MODES: dict[str, StepRule | None] = {
     "off": None,
     "steps": StepRule(),
     "steps, whole cos": StepRule(own_vectors=False),
-    "shipped": SHIPPED_RULE,
+    "shipped": SHIPPED_STEPS,
 }
 
 
@@ -71,14 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             catalogs=catalogs,
             queries=BoundedLRU(10_000),
             embed_deadline=math.inf,
-            steps=rule,
+            rules=Rules(steps=rule),
         )
         for mode, rule in MODES.items()
     }
     entry = selectors["off"].entry(tools).entry
     static = StaticEncoder(static_table())
     rows = static_matrix(static, entry.catalog.texts)
-    if isinstance(encoder, MeanEncoder):
+    if isinstance(encoder, Ensemble):
         rows = encoder.combine([rows] * len(encoder.parts))
     entry.set_matrix(encoder.model_id, rows)
     encoder.encode(["warm the model up"])

@@ -46,8 +46,9 @@ from tool_selector.offline.evaluation.runner import cold_selector
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
 from tool_selector.ranking.glossary import default_glossary
-from tool_selector.ranking.steps import SHIPPED_RULE, StepRule, clauses
+from tool_selector.ranking.steps import StepRule, clauses
 from tool_selector.settings import Settings
 
 #: The rules measured, by name (``off``: no multi-step ranking).
@@ -57,10 +58,10 @@ VARIANTS: dict[str, StepRule | None] = {
     "2+ clauses, whole cos": StepRule(own_vectors=False),
     "3+ clauses": StepRule(min_clauses=3),
     "3+ clauses, whole cos": StepRule(min_clauses=3, own_vectors=False),
-    "long tasks, own vectors": replace(SHIPPED_RULE, own_vectors=True),
-    "long tasks, whole cos": replace(SHIPPED_RULE, in_context=False),
-    "long tasks, in context (shipped)": SHIPPED_RULE,
-    "long tasks, words only": replace(SHIPPED_RULE, words_only=True),
+    "long tasks, own vectors": replace(SHIPPED_STEPS, own_vectors=True),
+    "long tasks, whole cos": replace(SHIPPED_STEPS, in_context=False),
+    "long tasks, in context (shipped)": SHIPPED_STEPS,
+    "long tasks, words only": replace(SHIPPED_STEPS, words_only=True),
 }
 
 
@@ -84,7 +85,7 @@ def path_selector(base: Selector, rule: StepRule | None, path: str) -> Selector:
         queries=base.queries,
         embed_deadline=math.inf,
         glossary=base.glossary,
-        steps=rule,
+        rules=Rules(steps=rule),
     )
     if path == "cold":
         assert base.static is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -13,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -69,6 +70,16 @@ class ServiceProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def searches(self) -> list[dict[str, Any]]:
+        """The search log lines written so far, parsed. Lines end at ``\n`` only: a tool name
+        may hold U+2028 or U+0085, which ``str.splitlines`` would cut a record at."""
+        records = []
+        for line in self.log().split("\n"):
+            start = line.find("{")
+            if start >= 0 and '"event":"search"' in line:
+                records.append(json.loads(line[start:]))
+        return records
 
     def stop(self, timeout: float = 10) -> int:
         """SIGTERM, then SIGKILL after ``timeout``; the whole process group either way.
@@ -204,10 +215,12 @@ def start_redis(tmp_dir: Path, port: int | None = None) -> RedisProcess:
 def warm_catalog(
     url: str, tools: object, timeout: float = 120, headers: Mapping[str, str] | None = None
 ) -> None:
-    """Send ``tools`` until the service answers them on the hybrid path (embeddings cached).
+    """Send ``tools`` until every encoder has embedded them (``X-Tool-Selector-Embedded:
+    complete``, on the hybrid path).
 
     A cold catalog's first answers come from the static arm while it is embedded in the
-    background; tests about hybrid ranking warm their catalog first.
+    background, then from the first model alone while the second embeds it (``partial``);
+    tests about hybrid ranking warm their catalog first.
     """
     body = {"pattern": "warm up", "tools": tools}
     deadline = time.monotonic() + timeout
@@ -215,7 +228,7 @@ def warm_catalog(
         r = httpx.post(
             url + "/v1/tool-discovery/search", json=body, timeout=60, headers=dict(headers or {})
         )
-        if r.status_code == 200 and r.headers["x-tool-selector-ranking"] == "hybrid":
+        if r.status_code == 200 and r.headers["x-tool-selector-embedded"] == "complete":
             return
         time.sleep(0.2)
-    raise TimeoutError("catalog never answered on the hybrid path")
+    raise TimeoutError("catalog never answered with every encoder's vectors")

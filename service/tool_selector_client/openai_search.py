@@ -18,19 +18,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from tool_selector_client import providers
 from tool_selector_client.core import listed
 from tool_selector_client.definitions import tool_name
 from tool_selector_client.metrics import ClientMetrics
-from tool_selector_client.providers import (
-    QUERY_SCHEMA,
-    DeferredSearch,
-    Options,
-    context_of,
-    field_of,
-    hooks,
-    query_of,
-    sent_context,
-)
 from tool_selector_client.wire import Budget, Context, Filters
 
 __all__ = [
@@ -55,7 +46,7 @@ def openai_tool_search_tool(description: str = OPENAI_SEARCH_DESCRIPTION) -> dic
         "type": "tool_search",
         "execution": "client",
         "description": description,
-        "parameters": dict(QUERY_SCHEMA),
+        "parameters": dict(providers.QUERY_SCHEMA),
     }
 
 
@@ -123,22 +114,22 @@ def openai_context(items: Any, search_tool: str = "tool_search") -> Context | No
     """The conversation (a Responses ``input``) as the service's ``context``: message
     texts, oldest first, and the functions called."""
     if isinstance(items, str):
-        return context_of([items], [])
+        return providers.context_of([items], [])
     texts: list[str] = []
     called: list[str] = []
     for item in listed(items):
-        kind = field_of(item, "type")
-        if kind == "function_call" and field_of(item, "name") != search_tool:
-            called.append(str(field_of(item, "name") or ""))
+        kind = providers.field_of(item, "type")
+        if kind == "function_call" and providers.field_of(item, "name") != search_tool:
+            called.append(str(providers.field_of(item, "name") or ""))
         elif kind in (None, "message"):
-            texts.extend(_texts(field_of(item, "content")))
-    return context_of(texts, called)
+            texts.extend(_texts(providers.field_of(item, "content")))
+    return providers.context_of(texts, called)
 
 
 def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
-    parts = (field_of(p, "text") for p in listed(content) if not isinstance(content, str))
+    parts = (providers.field_of(p, "text") for p in listed(content) if not isinstance(content, str))
     return [p for p in parts if isinstance(p, str)]
 
 
@@ -154,31 +145,33 @@ def _search(
     min_score: float | None = None,
     context: Context | None = None,
     metrics: ClientMetrics | None = None,
-) -> DeferredSearch:
+) -> providers.DeferredSearch:
     """The ``tool_search_output`` answering a ``tool_search_call``; never raises.
 
     ``tools`` is the request's ``tools`` (only deferred functions and namespace members are
     searched); ``conversation`` the request's ``input`` (sent as ``context`` unless
     ``context`` is given). With ``min_score`` and nothing reaching it, ``tools`` is empty.
     """
-    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context, metrics)
+    options = providers.Options(
+        top_k, tuple(always_keep), filters, budget, min_score, context, metrics
+    )
     deferred = openai_deferred(listed(tools))
-    sent = sent_context(options, conversation, openai_context)
+    sent = providers.sent_context(options, conversation, openai_context)
     ranked = [_ranked(name, d) for name, d in deferred.items()]
-    query = query_of(field_of(call, "arguments"))
-    return DeferredSearch(query, ranked, options, sent, partial(_output, call, deferred))
+    query = providers.query_of(providers.field_of(call, "arguments"))
+    return providers.DeferredSearch(query, ranked, options, sent, partial(_output, call, deferred))
 
 
 def _output(call: Any, deferred: Mapping[str, Deferred], names: tuple[str, ...]) -> dict[str, Any]:
     return {
         "type": "tool_search_output",
-        "call_id": field_of(call, "call_id"),
+        "call_id": providers.field_of(call, "call_id"),
         "execution": "client",
         "status": "completed",
         "tools": _loaded([n for n in names if n in deferred], deferred),
     }
 
 
-openai_tool_search_output, openai_tool_search_output_async = hooks(
+openai_tool_search_output, openai_tool_search_output_async = providers.hooks(
     _search, "openai_tool_search_output"
 )

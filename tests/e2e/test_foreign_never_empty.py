@@ -2,7 +2,7 @@
 service: never answered empty, on the static arm (the model has not embedded the catalog) and
 on the lexical service.
 
-Measured on Context Gateway v0.4.3 (issue 28): the German request below, sent as its
+Measured on Context Gateway v0.4.3: the German request below, sent as its
 pre-filter sends it over its 150 tools, got ``no_match`` on the static arm, and the proxy then
 forwarded all 150 tools. The body is ``../shared/fixtures/context-gateway/requests/``' B
 fixture with the request in its ``query``.

@@ -77,11 +77,7 @@ def test_each_reading_of_a_long_message_is_counted_and_logged(
     assert httpx.post(service.url + "/v1/tool-discovery/search", json=body).status_code == 200
     after = {k: _cut(service, k) for k in before}
     assert {k: after[k] - before[k] for k in before} == {k: float(k == kind) for k in before}
-    logged = [
-        json.loads(line[line.index("{") :])
-        for line in service.log_path.read_text().splitlines()
-        if '"event":"search"' in line.replace(" ", "")
-    ]
+    logged = service.searches()
     assert logged[-1]["pattern_kind"] == kind
     assert logged[-1]["pattern_chars"] == len(message)
 
@@ -126,7 +122,7 @@ def warm_prefilter(url: str, body: dict[str, Any], timeout: float = 120) -> None
     raise TimeoutError("the pre-filter's catalog never answered on the hybrid path")
 
 
-#: Requests that v0.4.3's pre-filter lost (issue 28), with their tool in its BFCL catalog.
+#: Requests v0.4.3's pre-filter sends that a finder can lose, with their tool in its BFCL catalog.
 ISSUE_REQUESTS = [
     (
         "Calculate the return on equity for a company with a net income of $2,000,000, "

@@ -32,7 +32,7 @@ SHORT = (
     "Create a shipment of perishable food from Emma Smith to Daniel at 456 Elm Avenue. "
     "Then issue a refund for order ord123456."
 )
-#: 250 characters or more: the shipped rule's multi-step task (``steps.SHIPPED_RULE``), a
+#: 250 characters or more: the shipped rule's multi-step task (``steps.SHIPPED_STEPS``), a
 #: step a sentence (two needs joined by "and" are one clause, read as one step)
 TASK = (
     "Track the delivery status of shipment shp-99812, which left the Springfield depot on "

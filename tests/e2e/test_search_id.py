@@ -3,18 +3,19 @@ it with the ranking version (model id, fusion digest), over real HTTP."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import CollectorRegistry
 
-from tests.support import SAMPLE_TOOLS, ServiceProcess, start_service, wait_until
+from tests.support import SAMPLE_TOOLS, ServiceProcess, start_service, wait_until, warm_catalog
 from tool_selector.http.search_id import SEARCH_ID_HEADER
-from tool_selector.http.wiring import fusion_digest
-from tool_selector.pipeline.selector import Selector
+from tool_selector.http.wiring import build_selector, fusion_digest
+from tool_selector.metrics import Metrics
+from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH
 
@@ -90,12 +91,7 @@ def logged(service: ServiceProcess, sid: str) -> dict[str, Any]:
     """The search log line with ``search_id`` ``sid`` (waits for it to be written)."""
 
     def find() -> dict[str, Any] | None:
-        for line in service.log_path.read_text().splitlines():
-            if sid in line and line.startswith("{"):
-                record: dict[str, Any] = json.loads(line)
-                if record.get("search_id") == sid:
-                    return record
-        return None
+        return next((r for r in service.searches() if r.get("search_id") == sid), None)
 
     return wait_until(find, 10, f"the log line of search {sid}")
 
@@ -110,21 +106,60 @@ def test_the_log_line_repeats_the_id_with_the_ranking_version(
     record = logged(keyed, r.headers[SEARCH_ID_HEADER])
     assert record["event"] == "search"
     assert record["ranking"] == {
+        "arm": "lexical",
         "model": None,
         "weights": None,
-        "fusion": fusion_digest(Selector()),
+        "embedded": "none",
+        "fusion": fusion_digest(
+            build_selector(Settings(encoder="none"), Metrics(CollectorRegistry()))
+        ),
     }
 
 
 def test_a_hybrid_answer_logs_its_model(service: ServiceProcess) -> None:
     r = call(service, "POST", SEARCH_PATH, json=SEARCH)
-    record = logged(service, r.headers[SEARCH_ID_HEADER])
+    ranking = logged(service, r.headers[SEARCH_ID_HEADER])["ranking"]
     model = {"hybrid": "all-MiniLM-L6-v2", "static": "all-MiniLM-L6-v2-static"}
     path = r.headers["x-tool-selector-ranking"]
-    assert model[path] in record["ranking"]["model"]
-    assert re.fullmatch("[0-9a-f]{16}(\\+[0-9a-f]{16})*", record["ranking"]["weights"])
+    assert model[path] in ranking["model"]
+    assert ranking["embedded"] == r.headers["x-tool-selector-embedded"]
+    assert re.fullmatch("[0-9a-f]{16}(\\+[0-9a-f]{16})*", ranking["weights"])
+    assert ranking["model"].count("+") == ranking["weights"].count("+")
     if path == "static":  # the table's id carries the same digest
-        assert record["ranking"]["model"].endswith(record["ranking"]["weights"])
+        assert ranking["model"].split("+")[0].endswith(ranking["weights"].split("+")[0])
+
+
+#: A catalog of its own (no other test warms it), and a need asked in Chinese and in English.
+ARM_TOOLS = [
+    {"name": "get_forecast", "description": "Weather forecast for a city, days ahead"},
+    {"name": "book_table", "description": "Book a table at a restaurant"},
+    {"name": "convert_currency", "description": "Convert an amount between currencies"},
+]
+
+
+def ask(service: ServiceProcess, pattern: str) -> httpx.Response:
+    return call(service, "POST", SEARCH_PATH, json={"pattern": pattern, "tools": ARM_TOOLS})
+
+
+def test_the_log_names_the_arm_and_encoders_that_ranked(service: ServiceProcess) -> None:
+    """Once the catalog is fully embedded: an English need is ranked by MiniLM and bge-small
+    (``complete``); a Chinese one by the multilingual arm, whose model the log names."""
+    warm_catalog(service.url, ARM_TOOLS)
+    english = ask(service, "weather in Porto tomorrow")
+    assert english.headers["x-tool-selector-embedded"] == "complete"
+    ranked = logged(service, english.headers[SEARCH_ID_HEADER])["ranking"]
+    both = "all-MiniLM-L6-v2-onnx-int8+bge-small-en-v1.5-int8"
+    assert (ranked["arm"], ranked["model"]) == ("dense", both)
+
+    def embedded() -> httpx.Response | None:
+        r = ask(service, "明天波尔图的天气怎么样")
+        return r if r.headers["x-tool-selector-embedded"] == "complete" else None
+
+    chinese = wait_until(embedded, 60, "the multilingual arm's vectors of the catalog")
+    ranked = logged(service, chinese.headers[SEARCH_ID_HEADER])["ranking"]
+    assert ranked["arm"] == "multilingual"
+    assert "bge-small" not in ranked["model"]
+    assert ranked["model"].split("+")[0] != "all-MiniLM-L6-v2-onnx-int8"
 
 
 def test_the_weights_digest_is_the_model_files_sha256() -> None:
@@ -132,13 +167,13 @@ def test_the_weights_digest_is_the_model_files_sha256() -> None:
     file is another digest."""
     import hashlib  # noqa: PLC0415
 
-    from tool_selector.embeddings.encoder import MeanEncoder, weights_digest  # noqa: PLC0415
+    from tool_selector.embeddings.encoder import Ensemble, weights_digest  # noqa: PLC0415
     from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
     from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
     from tool_selector.settings import Settings  # noqa: PLC0415
 
     encoder = encoder_from_settings(Settings())
-    assert isinstance(encoder, MeanEncoder)
+    assert isinstance(encoder, Ensemble)
     files = [p._model_file for p in encoder.parts if isinstance(p, OnnxEncoder)]
     assert len(files) == 2
     expected = [hashlib.sha256(f.read_bytes()).hexdigest()[:16] for f in files]

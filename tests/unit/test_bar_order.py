@@ -1,5 +1,5 @@
 """The relevance bar keeps the ranking's order whole where it reads other cosines than the
-ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'): a tool ranked above
+ranking (``rank``'s ``bar_dense``: MiniLM's, the ranking both models'): a tool ranked above
 one the answer would take (up to its ``top_k``-th clearing tool) clears too
 (``ranker._in_order``), so the answer never skips a tool for one ranked below it; when fewer
 than ``top_k`` clear, the floor still cuts below the last one."""
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from tool_selector.ranking.catalog import build_catalog
-from tool_selector.ranking.fusion import FusionParams
-from tool_selector.ranking.ranker import Clause, Limits, Query, rank
+from tool_selector.ranking.fitted import HYBRID
+from tool_selector.ranking.ranker import Clause, Query, rank
 from tool_selector_client.wire import Tool
 
 NAMES = ["alpha_tool", "bravo_tool", "charlie_tool", "delta_tool", "echo_tool", "foxtrot_tool"]
@@ -29,8 +29,8 @@ def answer(evidence: list[float], top_k: int = 5, always_keep: tuple[str, ...] =
         dense=RANKING,
         top_k=top_k,
         always_keep=always_keep,
-        params=FusionParams(),
-        limits=Limits(dense_evidence=np.array(evidence, dtype=np.float32)),
+        params=HYBRID,
+        bar_dense=np.array(evidence, dtype=np.float32),
     )
     return list(ranking.names)
 
@@ -86,8 +86,8 @@ def test_a_multi_step_merge_keeps_what_the_order_rule_clears() -> None:
         dense=RANKING,
         top_k=3,
         always_keep=(),
-        params=FusionParams(),
-        limits=Limits(dense_evidence=np.array([0.05, 0.5, 0.05, 0.05, 0.05, 0.5], np.float32)),
+        params=HYBRID,
+        bar_dense=np.array([0.05, 0.5, 0.05, 0.05, 0.05, 0.5], np.float32),
         clauses=[clause],
     )
     assert list(ranking.names) == ["alpha_tool", "foxtrot_tool", "bravo_tool"]

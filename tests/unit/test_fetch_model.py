@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tool_selector.embeddings.models import BGE_SMALL, MODELS, OnnxModel, default_model_dir
+from tool_selector.embeddings.models import (
+    BGE_SMALL,
+    FETCHED,
+    MODELS,
+    OnnxModel,
+    default_model_dir,
+)
 from tool_selector.errors import ConfigError
 from tool_selector.offline.cli import main
 from tool_selector.offline.fetch_model import extract_checked, fetch, is_current
@@ -89,4 +95,8 @@ def test_every_row_names_its_model_and_tokenizer_with_a_sha256() -> None:
     for row in MODELS.values():
         assert set(row.files) == {"model.onnx", "tokenizer.json"}
         assert all(len(digest) == 64 for _, digest in row.files.values())
+
+
+def test_a_fetched_row_has_a_folder_of_its_own() -> None:
+    for row in FETCHED.values():
         assert default_model_dir(row).name == row.name

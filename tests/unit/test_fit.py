@@ -10,8 +10,9 @@ import pytest
 from tests.fakes import HashingEncoder
 from tool_selector.offline.evaluation.dataset import load_dataset
 from tool_selector.offline.evaluation.fit import WEIGHTS, Block, dataset_blocks, fit, loss
-from tool_selector.pipeline.selector import CROSS_PARAMS, Selector
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.fitted import CROSS
 from tool_selector.ranking.fusion import FusionParams
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "agent_mini"
@@ -55,8 +56,8 @@ def test_the_cross_arm_fits_over_the_static_tables_cosines(blocks: list[Block]) 
     pairs = list(zip(cross, blocks, strict=True))
     assert all(np.array_equal(c.x[..., lexical], b.x[..., lexical]) for c, b in pairs)
     assert any(not np.allclose(c.x[..., :3], b.x[..., :3]) for c, b in pairs)
-    assert fit(cross, CROSS_PARAMS).shipped_loss == pytest.approx(
-        loss(np.array([getattr(CROSS_PARAMS, n) for n in WEIGHTS]), cross)[0]
+    assert fit(cross, CROSS).shipped_loss == pytest.approx(
+        loss(np.array([getattr(CROSS, n) for n in WEIGHTS]), cross)[0]
     )
 
 

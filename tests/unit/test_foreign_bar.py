@@ -17,7 +17,7 @@ from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Outcome, Selector
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import build_catalog
-from tool_selector.ranking.fusion import FusionParams
+from tool_selector.ranking.fitted import HYBRID
 from tool_selector.ranking.glossary import Glossary
 from tool_selector.ranking.ranker import Query, rank
 from tool_selector_client.wire import SearchRequest, Tool
@@ -135,7 +135,7 @@ def test_where_the_bar_answers_abstain_changes_nothing(pattern: str, dense: bool
             dense=vectors,
             top_k=2,
             always_keep=(),
-            params=FusionParams(),
+            params=HYBRID,
             abstain=abstain,
         )
         for abstain in (True, False)

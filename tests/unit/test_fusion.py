@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS
+from tool_selector.ranking.fitted import CROSS, HYBRID, STATIC
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
@@ -19,7 +19,7 @@ from tool_selector.ranking.fusion import (
     standardise,
 )
 
-PARAMS = FusionParams()
+PARAMS = HYBRID
 
 
 def signals(n: int, dense: np.ndarray | None = None, **arrays: np.ndarray) -> Signals:
@@ -139,7 +139,7 @@ def test_subword_evidence_clears_the_lexical_bar() -> None:
 
 @pytest.mark.parametrize(
     "params",
-    [FusionParams(), STATIC_PARAMS, CROSS_PARAMS],
+    [HYBRID, STATIC, CROSS],
     ids=["hybrid", "static", "cross"],
 )
 def test_relevance_is_an_increasing_probability(params: FusionParams) -> None:

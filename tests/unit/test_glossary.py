@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from tests.fakes import HashingEncoder, TranslatingEncoder
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.glossary import (
     GLOSSARY_FILE,
     GLOSSARY_SHA256,
@@ -152,8 +153,13 @@ def test_the_gloss_joins_the_english_models_cosines_of_the_arm() -> None:
     )
     request = SearchRequest(pattern="日历活动", tools=CATALOG, top_k=1)
     blended = selector.select(request)
-    selector.gloss_share = 0.0
-    alone = selector.select(request)
+    alone = Selector(
+        encoder=HashingEncoder(),
+        multilingual=arm,
+        glossary=SMALL,
+        embed_deadline=math.inf,
+        rules=Rules(gloss_share=0.0),
+    ).select(request)
     assert "multilingual" in blended.timings
     assert blended.ranking.names == ["list_events"]
     assert blended.ranking.picked[0].score > alone.ranking.picked[0].score

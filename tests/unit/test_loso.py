@@ -27,7 +27,7 @@ from tool_selector.offline.evaluation.loso import (
 from tool_selector.offline.evaluation.metrics import recall_at
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.fusion import FusionParams
+from tool_selector.ranking.fitted import HYBRID
 from tool_selector_client.wire import SearchRequest
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "agent_mini"
@@ -157,7 +157,7 @@ def test_the_measure_is_the_services_answer_with_the_weights_replaced() -> None:
     ]
     assert shipped.r5 == round(100 * float(np.mean(recalls)), 1)
     weighted = measure.weighted({"cos_weight": 9.0})
-    assert weighted.params == replace(FusionParams(), cos_weight=9.0)
+    assert weighted.rules.hybrid == replace(HYBRID, cos_weight=9.0)
     assert weighted.catalogs is base.catalogs
     assert weighted.queries is base.queries
     calls = len(base.encoder.calls)  # type: ignore[union-attr]

@@ -55,8 +55,9 @@ def test_a_foreign_pattern_is_ranked_by_the_arm(pattern: str) -> None:
 
 def test_the_arms_tool_vectors_are_cached_under_its_own_model() -> None:
     arm, cache = TranslatingEncoder(GLOSSARY), MemoryCache(1 << 20)
-    selector = Selector(encoder=HashingEncoder(), cache=cache, multilingual=arm)
-    selector.embed_deadline = math.inf
+    selector = Selector(
+        encoder=HashingEncoder(), cache=cache, multilingual=arm, embed_deadline=math.inf
+    )
     for _ in range(2):
         selector.select(SearchRequest(pattern="城市的天气预报", tools=CATALOG, top_k=2))
     assert arm.calls == [len(CATALOG), 1, 1]  # the tools once, the query per request

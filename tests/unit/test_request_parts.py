@@ -230,9 +230,9 @@ def test_a_cjk_sentence_is_a_request_when_it_asks(line: str, asks: bool) -> None
     assert (request_pattern(f"{PY_TRACE * 20}\n{line}\n{PY_TRACE * 20}", 1000) == line) is asks
 
 
-# --- issue 28: what the finder lost through the real v0.4.3 pre-filter ---------------------
+# --- what the finder lost through the real v0.4.3 pre-filter -------------------------------
 
-#: Money with thousands separators, which was read as pasted CSV and dropped everywhere.
+#: Money with thousands separators: a request, not pasted CSV.
 ROE = (
     "Calculate the return on equity for a company with a net income of $2,000,000, "
     "shareholder's equity of $10,000,000 and dividends of $200,000."

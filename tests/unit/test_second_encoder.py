@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import MeanEncoder, encode_query, parts_of, primary_of
+from tool_selector.embeddings.encoder import Ensemble, encode_query, parts_of, primary_of
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
 from tool_selector.embeddings.models import BGE_SMALL, default_model_dir
 from tool_selector.embeddings.onnx import OnnxEncoder
@@ -21,7 +21,7 @@ from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.pipeline.step_vectors import steps_key
-from tool_selector.ranking.steps import SHIPPED_RULE
+from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -37,44 +37,13 @@ TOOLS = [
 
 
 @pytest.fixture(scope="module")
-def bge() -> OnnxEncoder:
-    return OnnxEncoder.of(BGE_SMALL, default_model_dir(BGE_SMALL))
-
-
-@pytest.fixture(scope="module")
-def both() -> MeanEncoder:
+def both() -> Ensemble:
     encoder = encoder_from_settings(Settings())
-    assert isinstance(encoder, MeanEncoder)
+    assert isinstance(encoder, Ensemble)
     return encoder
 
 
-def test_the_row_loads_as_unit_vectors_of_its_dimension(bge: OnnxEncoder) -> None:
-    vectors = bge.encode(TEXTS)
-    assert vectors.shape == (3, BGE_SMALL.dim)
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
-    assert bge.model_id == BGE_SMALL.model_id
-
-
-def test_the_row_is_deterministic_and_batch_independent(bge: OnnxEncoder) -> None:
-    np.testing.assert_array_equal(bge.encode(TEXTS), bge.encode(TEXTS))
-    np.testing.assert_allclose(bge.encode(TEXTS)[1], bge.encode([TEXTS[1]])[0], atol=1e-4)
-
-
-def test_queries_take_the_rows_prefix(bge: OnnxEncoder) -> None:
-    query = "post to slack"
-    np.testing.assert_array_equal(
-        encode_query(bge, [query]), bge.encode([BGE_SMALL.query_prefix + query])
-    )
-    assert not np.allclose(encode_query(bge, [query]), bge.encode([query]))
-
-
-def test_a_retrieval_query_finds_its_tool(bge: OnnxEncoder) -> None:
-    tools = bge.encode([f"{t.name}: {t.description}" for t in TOOLS])
-    query = encode_query(bge, ["will it rain in Paris tomorrow"])[0]
-    assert int(np.argmax(tools @ query)) == 2
-
-
-def test_the_mean_vector_is_unit_and_its_cosine_the_mean(both: MeanEncoder) -> None:
+def test_the_mean_vector_is_unit_and_its_cosine_the_mean(both: Ensemble) -> None:
     docs, query = both.encode(TEXTS), encode_query(both, ["send a chat message"])[0]
     assert docs.shape == (3, 768)
     assert np.allclose(np.linalg.norm(docs, axis=1), 1, atol=1e-5)
@@ -82,7 +51,7 @@ def test_the_mean_vector_is_unit_and_its_cosine_the_mean(both: MeanEncoder) -> N
     np.testing.assert_allclose(docs @ query, (parts[0] + parts[1]) / 2, atol=1e-5)
 
 
-def test_each_models_tool_vectors_are_cached_under_its_own_id(both: MeanEncoder) -> None:
+def test_each_models_tool_vectors_are_cached_under_its_own_id(both: Ensemble) -> None:
     cache = MemoryCache(1 << 24)
     selector = Selector(encoder=both, cache=cache, embed_deadline=math.inf)
     outcome = selector.select(SearchRequest(pattern="post to slack", tools=TOOLS))
@@ -94,7 +63,7 @@ def test_each_models_tool_vectors_are_cached_under_its_own_id(both: MeanEncoder)
     assert len(cache) == 2 * len(TOOLS)
 
 
-def test_the_relevance_bar_reads_minilms_cosines(both: MeanEncoder) -> None:
+def test_the_relevance_bar_reads_minilms_cosines(both: Ensemble) -> None:
     request = SearchRequest(pattern="quantum chromodynamics lattice gauge theory", tools=TOOLS)
     for encoder in (both, primary_of(both)):
         selector = Selector(encoder=encoder, embed_deadline=math.inf)
@@ -103,7 +72,7 @@ def test_the_relevance_bar_reads_minilms_cosines(both: MeanEncoder) -> None:
         assert outcome.ranking.no_match
 
 
-def test_the_static_arm_keeps_minilms_query_vector(both: MeanEncoder) -> None:
+def test_the_static_arm_keeps_minilms_query_vector(both: Ensemble) -> None:
     static = static_from_settings(Settings())
     answers = []
     for encoder in (both, primary_of(both)):
@@ -116,17 +85,17 @@ def test_the_static_arm_keeps_minilms_query_vector(both: MeanEncoder) -> None:
     assert answers[0] == answers[1]
 
 
-def test_a_new_patterns_vector_is_the_mean_encoders_own(both: MeanEncoder) -> None:
+def test_a_new_patterns_vector_is_the_mean_encoders_own(both: Ensemble) -> None:
     selector = Selector(encoder=both, queries=BoundedLRU(100), embed_deadline=math.inf)
     got = [selector.select(SearchRequest(pattern=t, tools=TOOLS)) for t in TEXTS]
     assert all(o.path == "hybrid" for o in got)
     for text in TEXTS:  # encoded with the second model on the helper thread, then cached
-        vec, cached = selector._query_vector(both, text)
+        vec, cached = selector.query_vectors.vector(both, text)
         assert cached
         np.testing.assert_allclose(vec, encode_query(both, [text])[0], atol=1e-5)
 
 
-def test_until_the_second_is_embedded_minilm_alone_answers(both: MeanEncoder) -> None:
+def test_until_the_second_is_embedded_minilm_alone_answers(both: Ensemble) -> None:
     cache = MemoryCache(1 << 24)
     request = SearchRequest(pattern="open a bug report", tools=TOOLS)
     alone = Selector(encoder=primary_of(both), cache=cache, embed_deadline=math.inf)
@@ -169,40 +138,17 @@ def test_files_of_another_digest_leave_minilm_alone_with_a_warning(
     assert "tokenizer.json has another sha256 than the row's" in caplog.text
 
 
-def test_a_clauses_vector_reads_as_a_query_of_both_models(both: MeanEncoder) -> None:
+def test_a_clauses_vector_reads_as_a_query_of_both_models(both: Ensemble) -> None:
     selector = Selector(encoder=both, queries=BoundedLRU(100))
     clause = "send a chat message to the team"
-    (vec,) = selector._query_vectors(both, [clause])  # multi-step's batched clause encode
+    (vec,) = selector.query_vectors.many(both, [clause])  # multi-step's batched clause encode
     np.testing.assert_allclose(vec, encode_query(both, [clause])[0], atol=1e-5)
 
 
 TASK = "Book a flight from Boston to Paris for Friday, then order a large pepperoni pizza."
 
 
-def _span(text: str, part: str) -> tuple[int, int]:
-    return text.index(part), text.index(part) + len(part)
-
-
-@pytest.mark.parametrize("which", ["minilm", "bge"])
-def test_a_clause_is_read_in_its_patterns_context(both: MeanEncoder, which: str) -> None:
-    """``encode_spans``: the whole pattern's query vector as ``encode_query`` gives it, and
-    from the same pass each clause's vector, nearer its own clause read alone than the
-    other's; a span no token covers gets the whole vector."""
-    part = both.parts[0] if which == "minilm" else both.parts[1]
-    assert isinstance(part, OnnxEncoder)
-    flight, pizza = "Book a flight from Boston to Paris", "order a large pepperoni pizza"
-    whole, steps = part.encode_spans(TASK, [_span(TASK, flight), _span(TASK, pizza), (0, 0)])
-    np.testing.assert_allclose(whole, encode_query(part, [TASK])[0], atol=1e-5)
-    assert steps.shape == (3, part.dim)
-    assert np.allclose(np.linalg.norm(steps, axis=1), 1, atol=1e-5)
-    alone = encode_query(part, [flight, pizza])
-    cos = steps[:2] @ alone.T
-    assert cos[0, 0] > cos[0, 1]
-    assert cos[1, 1] > cos[1, 0]
-    np.testing.assert_allclose(steps[2], whole, atol=1e-6)
-
-
-def test_the_shipped_rule_caches_both_models_clause_vectors(both: MeanEncoder) -> None:
+def test_the_shipped_rule_caches_both_models_clause_vectors(both: Ensemble) -> None:
     """With both models and the shipped rule, a long multi-step task's clause vectors are
     read by each model (from the whole pattern's pass) and cached beside its vector; the
     answer's first tool is the whole pattern's, and a repeat gives the same answer."""
@@ -211,10 +157,12 @@ def test_the_shipped_rule_caches_both_models_clause_vectors(both: MeanEncoder) -
         "Then check how much storage space is still left in the Boston warehouse this week. "
         "Finally, refund order ord123, which the customer sent back to us yesterday afternoon."
     )
-    assert len(task) >= SHIPPED_RULE.min_chars
+    assert len(task) >= SHIPPED_STEPS.min_chars
     tools = [*TOOLS, Tool(name="refund_order", description="Refund an order by its id")]
     queries: BoundedLRU[tuple[str, str], np.ndarray] = BoundedLRU(100)  # type: ignore[type-arg]
-    selector = Selector(encoder=both, queries=queries, embed_deadline=math.inf, steps=SHIPPED_RULE)
+    selector = Selector(
+        encoder=both, queries=queries, embed_deadline=math.inf, rules=Rules(steps=SHIPPED_STEPS)
+    )
     first = selector.select(SearchRequest(pattern=task, tools=tools)).ranking.names
     for part in both.parts:
         assert queries.get((part.model_id, task)) is not None
@@ -226,7 +174,7 @@ def test_the_shipped_rule_caches_both_models_clause_vectors(both: MeanEncoder) -
     assert plain.select(SearchRequest(pattern=task, tools=tools)).ranking.names[0] == first[0]
 
 
-def test_the_second_model_embeds_tools_without_their_parameters(both: MeanEncoder) -> None:
+def test_the_second_model_embeds_tools_without_their_parameters(both: Ensemble) -> None:
     """bge-small reads a tool's name, description and search text (``static_text``);
     MiniLM its dense text with the parameters; each part's cached vectors are of its text."""
     tool = Tool(

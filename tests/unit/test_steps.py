@@ -11,7 +11,8 @@ from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.steps import SHIPPED_RULE, StepRule, clauses, interleave
+from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
+from tool_selector.ranking.steps import StepRule, clauses, interleave
 from tool_selector_client.wire import Budget, Filters, SearchRequest, Tool
 
 
@@ -99,15 +100,15 @@ def test_the_shipped_rule_splits_long_tasks_only() -> None:
     ... Label it with 'Project XYZ'."); a task of 250 or more is split as any rule splits it."""
     short = "Create a task for John. It should be due on 2025-06-30. Label it with 'XYZ'."
     assert clauses(short)
-    assert not clauses(short, SHIPPED_RULE)
+    assert not clauses(short, SHIPPED_STEPS)
     long = (
         "First, I need to book a hotel room in Paris for 5 nights starting from 20th June "
         "with a gym and free breakfast. Secondly, I am curious about the last match played "
         "by the soccer club Manchester United. Lastly, calculate my BMI: I weigh 75 kilograms "
         "and I am 180 centimetres tall."
     )
-    assert len(long) >= SHIPPED_RULE.min_chars
-    assert clauses(long, SHIPPED_RULE) == clauses(long)
+    assert len(long) >= SHIPPED_STEPS.min_chars
+    assert clauses(long, SHIPPED_STEPS) == clauses(long)
     assert len(clauses(long)) == 3
 
 
@@ -202,7 +203,7 @@ def selector(rule: StepRule | None = None, encoder: HashingEncoder | None = None
         cache=MemoryCache(1 << 20),
         queries=BoundedLRU(100),
         embed_deadline=math.inf,
-        steps=rule,
+        rules=Rules(steps=rule),
     )
 
 
@@ -237,11 +238,11 @@ def test_whole_cosines_encode_no_clause() -> None:
 
 
 def test_the_shipped_rule_merges_a_long_task_without_an_encode() -> None:
-    """``SHIPPED_RULE``: the task (250 characters and more) gets its warehouse step's tool
+    """``SHIPPED_STEPS``: the task (250 characters and more) gets its warehouse step's tool
     into a list of three, from the whole pattern's cosines; no clause is encoded."""
     encoder = HashingEncoder()
-    assert len(TASK) >= SHIPPED_RULE.min_chars
-    steps, whole = names(selector(SHIPPED_RULE, encoder), top_k=3), names(WHOLE, top_k=3)
+    assert len(TASK) >= SHIPPED_STEPS.min_chars
+    steps, whole = names(selector(SHIPPED_STEPS, encoder), top_k=3), names(WHOLE, top_k=3)
     assert steps[0] == whole[0]
     assert "warehouse_space" in steps
     assert "warehouse_space" not in whole
@@ -286,7 +287,7 @@ def test_a_pattern_naming_a_tool_exactly_ranks_it_first() -> None:
 
 
 def test_the_lexical_path_merges_the_steps_too() -> None:
-    lexical = Selector(encoder=None, steps=StepRule())
+    lexical = Selector(encoder=None, rules=Rules(steps=StepRule()))
     out = lexical.select(SearchRequest(pattern=TASK, tools=TOOLS, top_k=3)).ranking.names
     plain = Selector(encoder=None).select(SearchRequest(pattern=TASK, tools=TOOLS, top_k=3))
     assert out[0] == plain.ranking.names[0]
@@ -319,5 +320,6 @@ def test_steps_keep_the_first_tool_and_every_answer_rule(
     assert set(out) <= {t.name for t in tools}
     assert len(out) == len(set(out)) <= top_k
     assert out[:1] == plain[:1]
-    assert set(keep) & {t.name for t in tools} <= set(out)
+    kept = set(keep) & {t.name for t in tools}  # they count toward top_k, so as many fit
+    assert len(kept & set(out)) == min(len(kept), top_k)
     assert STEPS.select(request).ranking.names == out

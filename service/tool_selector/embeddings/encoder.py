@@ -65,7 +65,7 @@ def files_digest(paths: Iterable[Path]) -> str:
 
 
 def weights_digest(encoder: Encoder) -> str | None:
-    """The digest of the weights ``encoder`` ranks with (a ``MeanEncoder``'s joins its
+    """The digest of the weights ``encoder`` ranks with (a ``Ensemble``'s joins its
     parts'); ``None`` when it cannot say (an encoder from a test)."""
     parts = parts_of(encoder)
     digests = [p.weights_digest for p in parts if isinstance(p, Weighed)]
@@ -106,27 +106,15 @@ class SentenceTransformerEncoder:
         torch.set_num_threads(1)
         path = model_path or bundled_model_path()
         self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        self._model_id = model_id
+        self.model_id = model_id
         self._batch_size = batch_size
-        self._dim = int(self._model.get_embedding_dimension() or 384)
-        self._digest = files_digest(sorted(Path(path).glob("*.safetensors")))
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def weights_digest(self) -> str:
-        """sha256 of the model's ``*.safetensors`` files (16 hex digits)."""
-        return self._digest
-
-    @property
-    def dim(self) -> int:
-        return self._dim
+        self.dim = int(self._model.get_embedding_dimension() or 384)
+        #: sha256 of the model's ``*.safetensors`` files (16 hex digits).
+        self.weights_digest = files_digest(sorted(Path(path).glob("*.safetensors")))
 
     def encode(self, texts: Sequence[str]) -> FloatArray:
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._model.encode(
             list(texts),
             batch_size=self._batch_size,
@@ -153,39 +141,53 @@ def encode_query(encoder: Encoder, texts: Sequence[str]) -> FloatArray:
     return encoder.encode(texts)
 
 
-class MeanEncoder:
-    """Several encoders read as one whose cosine is the mean of theirs.
+class Ensemble:
+    """One encoder or several read as one, whose cosine is the mean of its parts'.
 
     A vector is the parts' unit vectors side by side, each scaled by 1/sqrt(n): it is unit
     length, and the dot product of two is the mean of the parts' cosines, so the dense arm,
-    the context signals and the caches need nothing of their own. The selector embeds and
-    caches each part under its own model id (``parts``) and joins them with ``combine``;
-    ``encode`` and ``encode_query`` are for callers that hold no per-part caches.
+    the context signals and the caches need nothing of their own. A selector reads every
+    encoder as an ensemble (``of``): it embeds and caches each part under its own model id
+    (``parts``) and joins them with ``combine``; one part is itself (``combine`` of one
+    vector is that vector). ``encode`` and ``encode_query`` are for callers that hold no
+    per-part caches.
     """
 
     def __init__(self, parts: Sequence[Encoder]) -> None:
-        if len(parts) < 2:
-            raise ValueError("MeanEncoder needs two or more encoders")
+        if not parts:
+            raise ValueError("an ensemble needs an encoder")
         self.parts: tuple[Encoder, ...] = tuple(parts)
-        self._model_id = "+".join(p.model_id for p in parts)
-        self._dim = sum(p.dim for p in parts)
+        self.model_id = "+".join(p.model_id for p in parts)
+        self.dim = sum(p.dim for p in parts)
         self._scale = np.float32(1 / np.sqrt(len(parts)))
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
+    @classmethod
+    def of(cls, encoder: Encoder) -> Ensemble:
+        """``encoder`` as an ensemble: itself when it is one, else its only part."""
+        return encoder if isinstance(encoder, Ensemble) else cls([encoder])
 
     @property
-    def dim(self) -> int:
-        return self._dim
+    def primary(self) -> Encoder:
+        """The first part: the model whose 384 dimensions the static table shares (its query
+        vector is what the cold arm reads) and whose cosines the relevance bar's floors are."""
+        return self.parts[0]
+
+    @property
+    def several(self) -> bool:
+        """Whether the cosines are a mean of more than one model's."""
+        return len(self.parts) > 1
 
     def combine(self, vectors: Sequence[FloatArray]) -> FloatArray:
         """The parts' vectors (same leading shape, one array per part, in ``parts`` order)
-        joined along the last axis and scaled to unit length."""
+        joined along the last axis and scaled to unit length; one part's as they are."""
+        if len(vectors) == 1:
+            return vectors[0]
         return np.ascontiguousarray(np.concatenate(vectors, axis=-1) * self._scale, np.float32)
 
     def first(self, vectors: FloatArray) -> FloatArray:
         """The first part's unit vectors inside joined ones (``combine``'s inverse for it)."""
+        if not self.several:
+            return vectors
         width = self.parts[0].dim
         return np.ascontiguousarray(vectors[..., :width] / self._scale, np.float32)
 
@@ -197,11 +199,10 @@ class MeanEncoder:
 
 
 def parts_of(encoder: Encoder) -> tuple[Encoder, ...]:
-    """The encoders ``encoder`` averages (``MeanEncoder``), or itself alone."""
-    return encoder.parts if isinstance(encoder, MeanEncoder) else (encoder,)
+    """The encoders ``encoder`` averages (an ``Ensemble``'s parts), or itself alone."""
+    return Ensemble.of(encoder).parts
 
 
 def primary_of(encoder: Encoder) -> Encoder:
-    """The first of ``encoder``'s parts: the model whose 384 dimensions the static table
-    shares (its query vector is what the cold arm reads)."""
-    return parts_of(encoder)[0]
+    """The first of ``encoder``'s parts (``Ensemble.primary``)."""
+    return Ensemble.of(encoder).primary

@@ -8,10 +8,10 @@ from pathlib import Path
 from tool_selector.embeddings.encoder import (
     BUNDLED_MODEL_ID,
     Encoder,
-    MeanEncoder,
+    Ensemble,
     SentenceTransformerEncoder,
 )
-from tool_selector.embeddings.models import BGE_SMALL, OnnxModel, default_model_dir
+from tool_selector.embeddings.models import BGE_SMALL, MINILM, OnnxModel, default_model_dir
 from tool_selector.errors import ConfigError
 from tool_selector.settings import Settings
 
@@ -22,14 +22,15 @@ SECOND = BGE_SMALL
 def encoder_from_settings(settings: Settings) -> Encoder | None:
     """Build the configured encoder (slow: loads a model); ``None`` for lexical-only ranking.
 
-    ``onnx-int8`` with ``second_encoder``: MiniLM and the second model's mean
-    (``MeanEncoder``); the second's files missing, MiniLM alone and a warning."""
+    ``onnx-int8``: the MiniLM row (``models.MINILM``); with ``second_encoder``, MiniLM and
+    the second model's row as an ``Ensemble``; the second's files missing or altered,
+    MiniLM alone and a warning."""
     if settings.encoder == "none":
         return None
     if settings.encoder == "onnx-int8":
         from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
 
-        minilm = OnnxEncoder(batch_threads=settings.encoder_batch_threads)
+        minilm = OnnxEncoder.of(MINILM, batch_threads=settings.encoder_batch_threads)
         if not settings.second_encoder:
             return minilm
         try:
@@ -37,7 +38,7 @@ def encoder_from_settings(settings: Settings) -> Encoder | None:
         except ConfigError as exc:
             logging.getLogger("tool_selector.encoder").warning("second encoder off: %s", exc)
             return minilm
-        return MeanEncoder([minilm, second])
+        return Ensemble([minilm, second])
     path = Path(settings.model_path) if settings.model_path else None
     return SentenceTransformerEncoder(
         model_path=path, model_id=settings.model_path or BUNDLED_MODEL_ID

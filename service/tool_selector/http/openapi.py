@@ -12,7 +12,7 @@ import msgspec
 import yaml
 
 from tool_selector import __version__
-from tool_selector.http.handlers import RANKING_HEADER
+from tool_selector.http.handlers import EMBEDDED_HEADER, RANKING_HEADER
 from tool_selector.http.search_id import SEARCH_ID_HEADER
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH, LintReport, LintRequest
@@ -90,15 +90,33 @@ _PROXY_CONFIGURATION = (
 )
 
 
-def _search_operation(
-    op_id: str, summary: str, *, request: str, response: str, error: str, empty: str
-) -> dict[str, Any]:
-    """One search operation: its request and answer schemas, and every error it can get."""
+#: Each search-shaped operation's request, answer and error schemas.
+_SCHEMAS = {
+    "search": ("SearchRequest", "SearchResponse", "ErrorBody"),
+    "compress": ("CompressRequest", "CompressResponse", "CompressErrorBody"),
+    "lint": ("LintRequest", "LintReport", "ErrorBody"),
+}
+
+
+def _search_operation(op_id: str, summary: str, contract: str) -> dict[str, Any]:
+    """One search operation: its request and answer schemas (``_SCHEMAS``), what an empty
+    answer means, and every error it can get."""
+    request, response, error = _SCHEMAS[contract]
+    empty = _EMPTY_ANSWER.get(contract, "")
     ranking = {
         "description": "Which ranker answered: hybrid (BM25 + the model's embeddings), static "
         "(BM25 + static embeddings, while the model embeds a new catalog) or lexical (BM25 "
         "alone).",
         "schema": {"type": "string", "enum": ["hybrid", "static", "lexical"]},
+    }
+    embedded = {
+        "description": "Whether the encoders whose cosines ranked the answer had the whole "
+        "catalog's vectors: complete (every one; the answer a fully embedded catalog gets), "
+        "partial (some: while a new catalog is embedded by the second model, its first answers "
+        "alone; or a foreign pattern's English gloss was not read), none (no model's: the "
+        "static table or BM25 alone). A benchmark or a client waiting for a catalog's warm "
+        "answers waits for complete.",
+        "schema": {"type": "string", "enum": ["complete", "partial", "none"]},
     }
     return {
         "summary": summary,
@@ -113,7 +131,7 @@ def _search_operation(
         "responses": {
             "200": {
                 "description": f"Selected tool names, best first. {empty}",
-                "headers": {RANKING_HEADER: ranking},
+                "headers": {RANKING_HEADER: ranking, EMBEDDED_HEADER: embedded},
                 "content": {"application/json": {"schema": _ref(response)}},
             },
             "400": _error("Malformed JSON, wrong types or a limit exceeded.", error),
@@ -138,14 +156,8 @@ def _search_operation(
 
 
 def _compress_operation() -> dict[str, Any]:
-    operation = _search_operation(
-        "compressToolDiscovery",
-        "Pick the tools that fit a query (Context Gateway v0.4.2+ contract)",
-        request="CompressRequest",
-        response="CompressResponse",
-        error="CompressErrorBody",
-        empty=_EMPTY_ANSWER["compress"],
-    )
+    summary = "Pick the tools that fit a query (Context Gateway v0.4.2+ contract)"
+    operation = _search_operation("compressToolDiscovery", summary, "compress")
     operation["description"] = (
         "Also served without the trailing slash. A body of the first contract "
         "(`pattern`, no `query`), as Context Gateway v0.5.2 posts here, is answered in that "
@@ -158,14 +170,8 @@ def _compress_operation() -> dict[str, Any]:
 
 def _lint_operation() -> dict[str, Any]:
     """The catalog report: the search operations' guard and errors, its own answer."""
-    operation = _search_operation(
-        "lintCatalog",
-        "Report why tools of a catalog are not found (docs/catalog-lint.md)",
-        request="LintRequest",
-        response="LintReport",
-        error="ErrorBody",
-        empty="",
-    )
+    summary = "Report why tools of a catalog are not found (docs/catalog-lint.md)"
+    operation = _search_operation("lintCatalog", summary, "lint")
     ok = operation["responses"]["200"]
     ok["description"] = "The findings, most urgent kind first, each with its fix."
     del ok["headers"]
@@ -194,14 +200,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
     wire += [CompressRequest, CompressResponse, CompressErrorBody, LintRequest, LintReport]
     _, components = msgspec.json.schema_components(wire, ref_template=_REF)
     _apply_limits(components, settings)
-    search = _search_operation(
-        "searchTools",
-        "Pick the tools that fit a search pattern",
-        request="SearchRequest",
-        response="SearchResponse",
-        error="ErrorBody",
-        empty=_EMPTY_ANSWER["search"],
-    )
+    search = _search_operation("searchTools", "Pick the tools that fit a search pattern", "search")
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
     versioned = {
         "type": "object",

@@ -5,10 +5,7 @@ Kept apart from ``app.py`` so the app factory stays wiring-only and short.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-
-import msgspec
 
 from tool_selector.embeddings.breaker import BreakerState
 from tool_selector.embeddings.cache import (
@@ -23,9 +20,9 @@ from tool_selector.metrics import Metrics
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
 from tool_selector.ranking.glossary import default_glossary
 from tool_selector.ranking.language import glossary_forms
-from tool_selector.ranking.steps import SHIPPED_RULE
 from tool_selector.settings import Settings
 
 
@@ -55,7 +52,7 @@ def build_selector(
         embed_deadline=settings.embed_deadline_ms / 1000,
         batch_size=settings.embed_batch_size,
         glossary=default_glossary() if settings.glossary else None,
-        steps=SHIPPED_RULE if settings.multi_step else None,
+        rules=Rules(steps=SHIPPED_STEPS if settings.multi_step else None),
     )
 
 
@@ -96,19 +93,9 @@ def build_cache(
 
 
 def fusion_digest(selector: Selector) -> str:
-    """The ranking version's second half (the first is the model's id): sha256 of every
-    fitted constant the selector ranks with (fusion weights and floors of each arm,
-    calibrations, BM25 field weights, context weights), 16 hex digits. Computed once when
-    the app is built; a refit or a changed constant changes it, so two log lines with the
-    same digest and model were ranked by the same rules."""
-    fitted = [
-        selector.params,
-        selector.weights,
-        selector.static_params,
-        selector.cross_params,
-        selector.context_weights,
-        selector.multilingual_params,
-        selector.gloss_share,
-    ]
-    encoded = msgspec.json.encode(fitted, order="deterministic")
-    return hashlib.sha256(encoded).hexdigest()[:16]
+    """The ranking version's second half (the first is the model's id): the digest of every
+    constant the selector ranks with (``Rules.digest``: each arm's fusion and calibration,
+    the BM25 field and context weights, the multi-step rule, the glossary on or off),
+    computed once when the app is built. Two log lines with the same digest and model were
+    ranked by the same rules."""
+    return selector.rules.digest(glossary=selector.glossary is not None)

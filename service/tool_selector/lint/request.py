@@ -10,6 +10,8 @@ embedding deadline) except the query-vector cache: the probes do not evict real 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgspec
 
 from tool_selector.errors import DECODE_ERRORS, BadRequest, NotFound, bad_request
@@ -39,16 +41,13 @@ def probing(selector: Selector) -> Selector:
     return Selector(
         encoder=selector.encoder,
         cache=selector.cache,
-        params=selector.params,
-        weights=selector.weights,
+        rules=replace(selector.rules, steps=None),
         catalogs=selector.catalogs,
         queries=BoundedLRU(PROBE_VECTORS),
         jobs=selector.jobs,
-        embed_deadline=selector.embed_deadline,
-        batch_size=selector.batch_size,
+        embed_deadline=selector.vectors.embed_deadline,
+        batch_size=selector.vectors.batch_size,
         static=selector.static,
-        static_params=selector.static_params,
-        cross_params=selector.cross_params,
     )
 
 

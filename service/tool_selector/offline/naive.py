@@ -33,9 +33,9 @@ class NaiveSelector(Selector):
             raise MissingDependencyError("rank-bm25", "pip install rank-bm25") from exc
         started = time.perf_counter()
         unique, duplicates = dedupe(ask.tools.load())
-        catalog = build_catalog(unique, self.weights)
+        catalog = build_catalog(unique, self.rules.fields)
         query = Query.parse(ask.pattern)
-        docs = [document_tokens(t, self.weights) or ["<empty>"] for t in catalog.texts]
+        docs = [document_tokens(t, self.rules.fields) or ["<empty>"] for t in catalog.texts]
         bm25 = np.asarray(BM25Okapi(docs).get_scores(list(query.terms)), dtype=np.float32)
         bm25 = np.maximum(bm25, 0).astype(np.float32)
         dense: FloatArray | None = None
@@ -50,7 +50,7 @@ class NaiveSelector(Selector):
             dense=dense,
             top_k=ask.top_k,
             always_keep=ask.always_keep,
-            params=self.params,
+            params=self.rules.hybrid,
         )
         return Outcome(
             ranking=ranking,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import msgspec
@@ -70,15 +70,7 @@ class CatalogEntry:
         Texts, index, embedding keys and matrices are shared (a matrix set on one is set on
         both); only the duplicate count, which belongs to a list's own bytes, is its own.
         """
-        return CatalogEntry(
-            catalog=self.catalog,
-            dense_texts=self.dense_texts,
-            duplicates=duplicates,
-            _keys=self._keys,
-            _matrices=self._matrices,
-            _memo=self._memo,
-            _texts=self._texts,
-        )
+        return replace(self, duplicates=duplicates)
 
     def texts(self, model_id: str) -> list[str]:
         """The tool texts ``model_id`` embeds: ``dense_texts`` unless ``read_as`` said other."""

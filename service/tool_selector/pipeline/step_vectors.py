@@ -16,10 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tool_selector.embeddings.encoder import Encoder, MeanEncoder, SpanEncoder, parts_of
+from tool_selector.embeddings.encoder import Encoder, Ensemble, SpanEncoder
 from tool_selector.lru import BoundedLRU
 from tool_selector.ranking.dense import WHOLE_CHARS, FloatArray
-from tool_selector.ranking.steps import CONTEXT_SHARE
 
 #: Query vectors by (model id, pattern); a pattern's clause vectors under ``steps_key``.
 QueryCache = BoundedLRU[tuple[str, str], FloatArray]
@@ -53,24 +52,26 @@ def clause_cosines(
     pattern: str,
     spans: Spans,
     tools: tuple[FloatArray, FloatArray],
+    *,
+    share: float,
 ) -> list[FloatArray] | None:
-    """Each clause's cosines over the catalog: ``CONTEXT_SHARE`` of its in-context vector's
-    (``encoder``'s, a ``MeanEncoder``'s parts joined) against the tool matrix, the rest the
-    whole pattern's cosines (``tools``: the matrix and those cosines); ``None`` when a part
-    cannot read spans or the pattern is read in windows."""
+    """Each clause's cosines over the catalog: ``share`` (``StepRule.context_share``) of
+    its in-context vector's (``encoder``'s, an ensemble's parts joined) against the tool
+    matrix, the rest the whole pattern's cosines (``tools``: the matrix and those cosines);
+    ``None`` when a part cannot read spans or the pattern is read in windows."""
     matrix, whole = tools
+    ensemble = Ensemble.of(encoder)
     got: list[FloatArray] = []
-    for part in parts_of(encoder):
+    for part in ensemble.parts:
         vectors = queries.get(steps_key(part.model_id, pattern))
         if vectors is None and _readable(part, pattern, spans):
             vectors = _read(part, queries, pattern, spans)[1]
         if vectors is None or len(vectors) != len(spans):
             return None
         got.append(vectors)
-    joined = encoder.combine(got) if isinstance(encoder, MeanEncoder) else got[0]
-    own = np.asarray(matrix @ joined.T, dtype=np.float32)
+    own = np.asarray(matrix @ ensemble.combine(got).T, dtype=np.float32)
     return [
-        np.asarray(CONTEXT_SHARE * own[:, i] + (1 - CONTEXT_SHARE) * whole, dtype=np.float32)
+        np.asarray(share * own[:, i] + (1 - share) * whole, dtype=np.float32)
         for i in range(len(spans))
     ]
 
@@ -86,7 +87,8 @@ def _read(
 ) -> tuple[FloatArray, FloatArray]:
     """One pass of ``encoder`` (a ``SpanEncoder``) over ``pattern``: its query vector and its
     clauses' vectors (both read-only), the clauses' put in ``queries``."""
-    assert isinstance(encoder, SpanEncoder)
+    if not isinstance(encoder, SpanEncoder):
+        raise TypeError(f"{encoder.model_id} cannot read spans (check _readable first)")
     whole, steps = encoder.encode_spans(pattern, spans)
     vec = np.ascontiguousarray(whole, dtype=np.float32)
     for array in (vec, steps):

@@ -15,7 +15,7 @@ that is itself escaped (``"\\\\ud83d"`` is the six characters ``\\ud83d``, not a
 Bytes holding no surrogate escape at all are returned as they are, after a scan for
 ``\\u`` (and one for ``\\u`` followed by ``d8``-``df`` when it is there): valid JSON
 without a lone surrogate comes back byte-identical, so the catalog store names a tool list
-by the same hash as before.
+by the hash of the bytes the caller sent.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ say about which tool a follow-up ("show me the next 2", "actually cancel it") ne
 
 A follow-up names little by itself; the conversation names the product and the object.
 Two signals, each standardised over the catalog so they weigh the same in any catalog, are
-added to the pattern's fused score (``ranker.Limits.boost``)::
+added to the pattern's fused score (``ranker.Controls.boost``)::
 
     boost = w_messages * z(sim(messages, tool)) + w_recent * z(max_j sim(recent_j, tool))
 
@@ -15,7 +15,7 @@ added to the pattern's fused score (``ranker.Limits.boost``)::
   a follow-up usually needs that tool or one of its siblings.
 
 The pattern's own evidence still decides when it is specific (a named tool is lifted above
-every boost), and a request without ``context`` is ranked exactly as before. Weights were
+every boost), and a request without ``context`` gets no boost at all. Weights were
 swept on the dev half of Arcade's ``needs_context`` requests with their real earlier turns
 (``python -m tool_selector.offline.evaluation.context``; docs/quality.md).
 """
@@ -27,8 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import standardise
+from tool_selector.ranking.tokenize import tokenize
 
 #: The context text is at most this many characters, the most recent ones (what the
 #: embedding model reads at once).
@@ -71,3 +73,40 @@ def context_boost(
     if not parts:
         return None
     return np.asarray(np.sum(parts, axis=0), dtype=np.float32)
+
+
+def context_signals(
+    catalog: Catalog,
+    text: str,
+    recent_tools: Sequence[str],
+    weights: ContextWeights,
+    dense: tuple[FloatArray, FloatArray | None] | None = None,
+) -> tuple[FloatArray | None, FloatArray | None]:
+    """What a conversation adds to each tool's score (``context_boost``) and its evidence
+    for the relevance bar (the stronger of the two signals), from the context's ``text``
+    (``context_text``) and the last ``RECENT_TOOLS`` called tools. ``dense``: the tool
+    matrix and the text's cosines over it (none when there is no text); without it, BM25
+    of the text's terms and of the called tools' name words stand in."""
+    positions = catalog.positions
+    recent = [positions[n] for n in recent_tools[-RECENT_TOOLS:] if n in positions]
+    terms = tuple(dict.fromkeys(tokenize(text))) if text else ()
+    index = catalog.index
+    seen: list[FloatArray | None]
+    if dense is None:
+        words = list(dict.fromkeys(w for i in recent for w in catalog.texts[i].name_tokens()))
+        said = index.scores(terms) if text else None
+        near = index.scores(words) if recent else None
+        seen = [
+            index.idf_coverage(terms) if text else None,
+            index.idf_coverage(words) if recent else None,
+        ]
+    else:
+        matrix, cos = dense
+        said = None if cos is None else standardise(cos) + standardise(index.scores(terms))
+        near = (matrix[recent] @ matrix.T).max(axis=0) if recent else None
+        seen = [cos, near]
+    strength = [s for s in seen if s is not None]
+    return (
+        context_boost(said, near, weights),
+        np.max(strength, axis=0) if strength else None,
+    )

@@ -47,17 +47,19 @@ leaves empty is the first ``top_k`` tools instead (``ranker.rank``'s ``abstain``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from tool_selector.ranking.calibration import HYBRID, LEXICAL, Calibration
+from tool_selector.ranking.calibration import Calibration
 from tool_selector.ranking.dense import FloatArray
 
 
 @dataclass(frozen=True, slots=True)
 class FusionParams:
-    """Weights and thresholds of the fusion (fitted on the dev split of ../shared/bench).
+    """Weights and thresholds of the fusion; the values each arm ships are in ``fitted``.
 
     Dense half: ``cos_weight`` (raw cosine), ``z_weight`` (cosine standardised over the
     catalog), ``rank_weight`` (``rank_k / (rank_k + rank)``, reciprocal-rank style).
@@ -75,26 +77,26 @@ class FusionParams:
     split per ranking path.
     """
 
-    cos_weight: float = 1.334
-    z_weight: float = 0.643
-    rank_weight: float = 1.9
-    rank_k: int = 10
-    specificity_weight: float = 4.257
-    name_weight: float = 7.248
-    peak_weight: float = 1.133
-    long_weight: float = 0.441
-    subword_weight: float = 0.2
-    short_terms: int = 4
-    long_terms: int = 16
-    explained_top: int = 5
-    exact_bonus: float = 10.0
-    near_name_bonus: float = 5.0
-    coverage_credit: float = 0.2
-    no_match_floor: float = 0.15
-    tool_floor: float = 0.12
-    lexical_floor: float = 1e-6
-    relevance: Calibration = HYBRID
-    lexical_relevance: Calibration = LEXICAL
+    cos_weight: float
+    z_weight: float
+    rank_weight: float
+    rank_k: int
+    specificity_weight: float
+    name_weight: float
+    peak_weight: float
+    long_weight: float
+    subword_weight: float
+    short_terms: int
+    long_terms: int
+    explained_top: int
+    exact_bonus: float
+    near_name_bonus: float
+    coverage_credit: float
+    no_match_floor: float
+    tool_floor: float
+    lexical_floor: float
+    relevance: Calibration
+    lexical_relevance: Calibration
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +105,8 @@ class Signals:
 
     ``specificity`` and ``name`` as in the module docstring; ``explained`` in [0, 1];
     ``terms``: the pattern's distinct lexical terms; ``subword``: sub-word specificity
-    (none: zeros).
+    (none: zeros); ``bar_dense``: the cosines the relevance bar reads when they are not
+    ``dense`` (an ensemble's mean ranks; the floors are its first model's cosines).
     """
 
     bm25: FloatArray
@@ -113,6 +116,7 @@ class Signals:
     explained: float
     terms: int
     subword: FloatArray | None = None
+    bar_dense: FloatArray | None = None
 
 
 def standardise(scores: FloatArray) -> FloatArray:
@@ -139,40 +143,111 @@ def ranks(scores: FloatArray) -> FloatArray:
     return out
 
 
+def _peak(s: Signals) -> FloatArray:
+    """Cubed BM25 over its maximum: only the best lexical matches count."""
+    top = float(s.bm25.max()) if s.bm25.size else 0.0
+    return (s.bm25 / top) ** 3 if top > 0 else np.zeros_like(s.bm25)
+
+
+def _cos(s: Signals) -> FloatArray:
+    if s.dense is None:
+        raise ValueError("a dense term needs cosines")
+    return s.dense
+
+
+def _subword(s: Signals) -> FloatArray:
+    return np.zeros_like(s.bm25) if s.subword is None else s.subword
+
+
+Half = Literal["dense", "lexical", "stand-in"]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One term of the fused score: ``weight`` names its ``FusionParams`` field, ``half`` the
+    arm it reads (``dense``: the cosines; ``lexical``: the pattern's words; ``stand-in``: the
+    lexical path's weak stand-in for the dense half), ``damped`` whether ``explained`` scales
+    it, ``fitted`` what sets its weight (``fit``: ``offline/evaluation/fit.py``'s listwise
+    fit, which reads ``FITTED_TERMS``; ``hand``: chosen by a sweep, docs/quality.md), and
+    ``score`` its contribution at weight ``w``."""
+
+    weight: str
+    half: Half
+    damped: bool
+    fitted: Literal["fit", "hand"]
+    score: Callable[[Signals, FusionParams, float], FloatArray]
+
+
+#: Every term of ``fuse``, in the order it sums them (module docstring); the fit's features,
+#: the foreign-language damping (``fitted.multilingual_params_of``) and the digest read it.
+TERMS = (
+    Term("cos_weight", "dense", False, "fit", lambda s, p, w: w * _cos(s)),
+    Term("z_weight", "dense", False, "fit", lambda s, p, w: w * standardise(_cos(s))),
+    Term(
+        "rank_weight",
+        "dense",
+        False,
+        "fit",
+        lambda s, p, w: w * p.rank_k / (p.rank_k + ranks(_cos(s))),
+    ),
+    Term("specificity_weight", "lexical", True, "fit", lambda s, p, w: w * s.specificity),
+    Term("name_weight", "lexical", True, "fit", lambda s, p, w: w * s.name),
+    Term("peak_weight", "lexical", True, "fit", lambda s, p, w: w * _peak(s)),
+    Term(
+        "long_weight",
+        "lexical",
+        False,
+        "fit",
+        lambda s, p, w: (w * length_share(s.terms, p)) * np.clip(standardise(s.bm25), -3.0, 10.0),
+    ),
+    Term("subword_weight", "stand-in", False, "hand", lambda s, p, w: w * _subword(s)),
+)
+#: The terms the listwise fit sets, in its feature order.
+FITTED_TERMS = tuple(t for t in TERMS if t.fitted == "fit")
+
+
+def _sum(terms: Iterable[Term], s: Signals, params: FusionParams) -> FloatArray | None:
+    """The terms' contributions added up in order (``None``: no term)."""
+    total: FloatArray | None = None
+    for term in terms:
+        part = term.score(s, params, getattr(params, term.weight))
+        total = part if total is None else total + part
+    return total
+
+
 def lexical_score(s: Signals, params: FusionParams) -> FloatArray:
     """The lexical half of ``fused`` (module docstring); the whole score without embeddings."""
-    top = float(s.bm25.max()) if s.bm25.size else 0.0
-    peak = (s.bm25 / top) ** 3 if top > 0 else np.zeros_like(s.bm25)
-    specific = (
-        params.specificity_weight * s.specificity
-        + params.name_weight * s.name
-        + params.peak_weight * peak
-    )
-    long = params.long_weight * length_share(s.terms, params)
-    return np.asarray(
-        s.explained * specific + long * np.clip(standardise(s.bm25), -3.0, 10.0),
-        dtype=np.float32,
-    )
+    lexical = [t for t in TERMS if t.half == "lexical"]
+    damped = _sum((t for t in lexical if t.damped), s, params)
+    undamped = _sum((t for t in lexical if not t.damped), s, params)
+    total = s.explained * (0.0 if damped is None else damped)
+    return np.asarray(total if undamped is None else total + undamped, dtype=np.float32)
 
 
-def dense_score(cos: FloatArray, params: FusionParams) -> FloatArray:
+def dense_score(s: Signals, params: FusionParams) -> FloatArray:
     """The dense half of ``fused``: raw, standardised and reciprocal-rank cosine."""
-    return np.asarray(
-        params.cos_weight * cos
-        + params.z_weight * standardise(cos)
-        + params.rank_weight * params.rank_k / (params.rank_k + ranks(cos)),
-        dtype=np.float32,
-    )
+    total = _sum((t for t in TERMS if t.half == "dense"), s, params)
+    return np.asarray(np.zeros_like(s.bm25) if total is None else total, dtype=np.float32)
+
+
+def columns(s: Signals, params: FusionParams) -> list[FloatArray]:
+    """Per fitted term (``FITTED_TERMS`` order), what it adds to ``fuse`` at weight 1: the
+    features the fit's weights multiply (``fuse`` is linear in them)."""
+    return [
+        np.asarray((s.explained if t.damped else 1.0) * t.score(s, params, 1.0), np.float32)
+        for t in FITTED_TERMS
+    ]
 
 
 def fuse(s: Signals, params: FusionParams) -> FloatArray:
     """One score per tool (module docstring)."""
     lexical = lexical_score(s, params)
-    if s.dense is None:
-        if s.subword is None:
-            return lexical
-        return np.asarray(lexical + params.subword_weight * s.subword, dtype=np.float32)
-    return np.asarray(lexical + dense_score(s.dense, params), dtype=np.float32)
+    if s.dense is not None:
+        return np.asarray(lexical + dense_score(s, params), dtype=np.float32)
+    if s.subword is None:
+        return lexical
+    stand_in = _sum((t for t in TERMS if t.half == "stand-in"), s, params)
+    return lexical if stand_in is None else np.asarray(lexical + stand_in, dtype=np.float32)
 
 
 def evidence(s: Signals, params: FusionParams) -> FloatArray:
@@ -181,10 +256,11 @@ def evidence(s: Signals, params: FusionParams) -> FloatArray:
     Without embeddings (lexical path) it is ``specificity + name + subword``: any shared
     term, name word or sub-word.
     """
-    if s.dense is None:
+    cos = s.dense if s.bar_dense is None else s.bar_dense
+    if cos is None:
         weak = 0.0 if s.subword is None else s.subword
         return np.asarray(s.specificity + s.name + weak, dtype=np.float32)
-    return np.asarray(s.dense + params.coverage_credit * s.specificity, dtype=np.float32)
+    return np.asarray(cos + params.coverage_credit * s.specificity, dtype=np.float32)
 
 
 def relevance(fused: FloatArray, calibration: Calibration) -> FloatArray:

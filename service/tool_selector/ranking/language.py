@@ -18,9 +18,9 @@ patterns must rank exactly as the English model ranks them, so the test leans to
   itself is on). Foreign when at least two such words outnumber the English function
   words, or one does in a pattern with a non-ASCII letter and no English function word
   (``crea el issue`` reads English-free but one word is too little; ``Größe ändern für
-  alle`` is German). Leaving names out of the share can read a mixed pattern as foreign
-  that was not before ("Translate 你好世界 from https://example.com/page": 4 of 17 letters
-  are Chinese once the URL is out); no query of the seven sets changed.
+  alle`` is German). With the names out of the share, a mixed pattern can read as foreign
+  ("Translate 你好世界 from https://example.com/page": 4 of 17 letters are Chinese once the
+  URL is out); no query of the seven sets reads so.
 
 On the seven English benchmark sets no English query reads as foreign
 (tests/quality/test_foreign_reading.py); on the hand-written translations of

@@ -64,7 +64,7 @@ class Ranking:
     """The answer: picked tools best first; ``no_match`` when none cleared the relevance bar.
 
     ``ranked`` is the top ``top_k`` by fused score before the relevance bar (for evaluation).
-    ``removed``: how many tools ``min_score`` and the budget left out (``Limits``).
+    ``removed``: how many tools ``min_score`` and the budget left out (``Controls``).
     ``unmatched``: for an empty answer, the pattern's terms that no tool holds.
     """
 
@@ -106,16 +106,14 @@ def signals(
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class Controls:
     """The caller's controls as ``rank`` applies them (``None``: not sent, no effect).
 
     ``allowed``: the tools the filters leave in (``controls.allowed``); ``boost``: context
     evidence added to the fused score, and ``context_evidence`` counted by the relevance bar
     beside the pattern's (``context``); ``max_tools`` and ``max_bytes``: the
     budget (``controls.fit_budget``); ``min_score``: the least ``relevance`` a tool other
-    than an ``always_keep`` one needs. ``dense_evidence``: the cosines the relevance bar
-    reads in place of the ranking's (a second encoder's mean ranks; the bar's floors are
-    MiniLM's cosines).
+    than an ``always_keep`` one needs.
     """
 
     allowed: BoolArray | None = None
@@ -124,10 +122,9 @@ class Limits:
     max_tools: int | None = None
     max_bytes: int | None = None
     min_score: float | None = None
-    dense_evidence: FloatArray | None = None
 
 
-NO_LIMITS = Limits()
+NO_CONTROLS = Controls()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,37 +149,55 @@ def rank(
     top_k: int,
     always_keep: Collection[str],
     params: FusionParams,
-    limits: Limits = NO_LIMITS,
+    controls: Controls = NO_CONTROLS,
     clauses: Sequence[Clause] = (),
     abstain: bool = True,
+    bar_dense: FloatArray | None = None,
 ) -> Ranking:
     """At most ``top_k`` tools: always_keep (present ones), then those clearing the bar
-    (no-match and per-tool floors, ``_in_order``; ``abstain``: ``_bar``), named tools (exact,
+    (``_verdicts``, on ``bar_dense`` when given; ``abstain``: ``_bar``), named tools (exact,
     else one edit away) first, then by fused score, ties by position in the request, a
     multi-step pattern's ``clauses`` merged in (``_by_steps``); always_keep counts to top_k."""
-    sig, allowed = signals(catalog, query, bm25, dense, params.explained_top), limits.allowed
+    sig = replace(signals(catalog, query, bm25, dense, params.explained_top), bar_dense=bar_dense)
+    allowed = controls.allowed
     exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
-    fused = lift_named(catalog, query.pattern, _base(sig, params, limits), (exact, named), params)
+    fused = lift_named(catalog, query.pattern, _base(sig, params, controls), (exact, named), params)
     order = np.argsort(-fused, kind="stable")
-    bar, strength = floors(dense is None, params), _strength(sig, params, limits)
-    no_match = not named and not _reaches(strength, _judged(order, allowed, top_k, limits), bar[0])
-    clears = _in_order(strength >= bar[1], _open(order, allowed), top_k, limits)
+    no_match, clears = _verdicts(sig, order, named, params=params, controls=controls, top_k=top_k)
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, clears.copy(), allowed)
-        order = _by_steps(order, catalog, clauses, (params, limits), eligible, top_k=top_k)
+        order = _by_steps(order, catalog, clauses, (params, controls), eligible, top_k=top_k)
     open_order, position = _open(order, allowed), _positions(order)  # each tool's place in it
     kept = _kept(catalog, always_keep, allowed, position)[:top_k]
-    clears = _in_order(clears, open_order, top_k, limits)
+    clears = _in_order(clears, open_order, top_k, sig)
     no_match, ranked_in = _bar(
         open_order, clears, named, kept, no_match=no_match, top_k=top_k, abstain=abstain
     )
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
-    chosen, removed = _cut(kept, ranked_in, top_k, score, size=catalog.traits.size, limits=limits)
+    chosen, removed = _cut(kept, ranked_in, top_k, score, catalog=catalog, controls=controls)
     ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
     chosen.sort(key=position.__getitem__)
     picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in chosen)
     ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
     return Ranking(picked, no_match, ranked, removed, _unmatched(catalog, query, picked))
+
+
+def _verdicts(
+    sig: Signals,
+    order: npt.NDArray[np.intp],
+    named: set[int],
+    *,
+    params: FusionParams,
+    controls: Controls,
+    top_k: int,
+) -> tuple[bool, BoolArray]:
+    """Whether the answer is "no useful match" (the pattern names no tool and none of the
+    tools ``_judged`` reaches the no-match floor), and each tool's per-tool floor verdict,
+    kept in ``order`` (``_in_order``)."""
+    bar, strength = floors(sig.dense is None, params), _strength(sig, params, controls)
+    allowed = controls.allowed
+    no_match = not named and not _reaches(strength, _judged(order, allowed, top_k, sig), bar[0])
+    return no_match, _in_order(strength >= bar[1], _open(order, allowed), top_k, sig)
 
 
 def _reaches(strength: FloatArray, tools: npt.NDArray[np.intp], floor: float) -> bool:
@@ -191,15 +206,15 @@ def _reaches(strength: FloatArray, tools: npt.NDArray[np.intp], floor: float) ->
 
 
 def _judged(
-    order: npt.NDArray[np.intp], allowed: BoolArray | None, top_k: int, limits: Limits
+    order: npt.NDArray[np.intp], allowed: BoolArray | None, top_k: int, sig: Signals
 ) -> npt.NDArray[np.intp]:
     """The tools whose evidence decides "no useful match": the order's first ``top_k`` (the
     filters' survivors); where the bar reads other cosines than the ranking
-    (``Limits.dense_evidence``: MiniLM's, the ranking both models'), every tool the filters
-    leave, so the answer is empty only when the pattern has nothing in common with any tool
-    (SPEC rule 4), not when the tool MiniLM finds near is ranked past the first places."""
+    (``Signals.bar_dense``), every tool the filters leave, so the answer is empty only
+    when the pattern has nothing in common with any tool (SPEC rule 4), not when the tool
+    the first model finds near is ranked past the first places."""
     tools = _open(order, allowed)
-    return tools if limits.dense_evidence is not None else tools[:top_k]
+    return tools if sig.bar_dense is not None else tools[:top_k]
 
 
 def _unmatched(catalog: Catalog, query: Query, picked: tuple[Picked, ...]) -> tuple[str, ...]:
@@ -216,7 +231,7 @@ def _by_steps(
     order: npt.NDArray[np.intp],
     catalog: Catalog,
     clauses: Sequence[Clause],
-    fusion: tuple[FusionParams, Limits],
+    fusion: tuple[FusionParams, Controls],
     eligible: BoolArray,
     *,
     top_k: int,
@@ -227,10 +242,10 @@ def _by_steps(
     the answer's first tool is the same. A clause is fused as the whole pattern is (its
     weights, the context's boost), with no named-tool lift (a clause of three words or more
     names no tool)."""
-    params, limits = fusion
+    params, controls = fusion
     top = params.explained_top
     sigs = (signals(catalog, c.query, c.bm25, c.dense, top) for c in clauses)
-    lists = [np.argsort(-_base(sig, params, limits), kind="stable") for sig in sigs]
+    lists = [np.argsort(-_base(sig, params, controls), kind="stable") for sig in sigs]
     return interleave(order, lists, eligible, top_k, max(c.reach for c in clauses))
 
 
@@ -265,21 +280,20 @@ def _bar(
     return False, [i for i in order[:top_k].tolist() if i not in kept]
 
 
-def _base(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:
+def _base(sig: Signals, params: FusionParams, controls: Controls) -> FloatArray:
     """The fused score, plus the context's boost when there is one."""
     fused = fuse(sig, params)
-    return fused if limits.boost is None else np.asarray(fused + limits.boost, dtype=np.float32)
+    boost = controls.boost
+    return fused if boost is None else np.asarray(fused + boost, dtype=np.float32)
 
 
-def _strength(sig: Signals, params: FusionParams, limits: Limits) -> FloatArray:
+def _strength(sig: Signals, params: FusionParams, controls: Controls) -> FloatArray:
     """Each tool's evidence for the relevance bar: the pattern's, or the context's when
     that is stronger (a follow-up says little; its conversation says the rest)."""
-    if limits.dense_evidence is not None:
-        sig = replace(sig, dense=limits.dense_evidence)
     own = evidence(sig, params)
-    if limits.context_evidence is None:
+    if controls.context_evidence is None:
         return own
-    return np.asarray(np.maximum(own, limits.context_evidence), dtype=np.float32)
+    return np.asarray(np.maximum(own, controls.context_evidence), dtype=np.float32)
 
 
 def _clearing(
@@ -293,17 +307,17 @@ def _clearing(
 
 
 def _in_order(
-    clears: BoolArray, order: npt.NDArray[np.intp], top_k: int, limits: Limits
+    clears: BoolArray, order: npt.NDArray[np.intp], top_k: int, sig: Signals
 ) -> BoolArray:
     """The per-tool floor's verdicts (``clears``, changed in place) where the bar reads other
-    cosines than the ranking (``Limits.dense_evidence``: MiniLM's, the ranking both models'):
-    a tool ranked above one the answer would take clears too (the answer's reach in
-    ``order``: up to its ``top_k``-th clearing tool), so the answer keeps the ranking's order
+    cosines than the ranking (``Signals.bar_dense``): a tool ranked above one
+    the answer would take clears too (the answer's reach in ``order``: up to its
+    ``top_k``-th clearing tool), so the answer keeps the ranking's order
     whole: it never skips a tool for one ranked below it, and is cut only after the last
     tool that clears when fewer than ``top_k`` do (docs/quality.md, "The floor keeps the
     ranking's order"). Elsewhere the verdicts stand as they are. Read on the whole order
     before a multi-step merge (what the merge may draw on), then on the merged one."""
-    if limits.dense_evidence is not None:
+    if sig.bar_dense is not None:
         passed = np.flatnonzero(clears[order])
         if passed.size:
             clears[order[: passed[min(top_k, passed.size) - 1] + 1]] = True
@@ -336,19 +350,20 @@ def _cut(
     top_k: int,
     score: FloatArray,
     *,
-    size: npt.NDArray[np.int64],
-    limits: Limits,
+    catalog: Catalog,
+    controls: Controls,
 ) -> tuple[list[int], dict[str, int]]:
     """The answer's tools from ``kept`` (always taken first) then ``ranked`` (best first),
-    within ``top_k`` and the limits, and how many tools ``min_score`` and the budget left
+    within ``top_k`` and the controls, and how many tools ``min_score`` and the budget left
     out of what ``top_k`` alone would have answered."""
     plain = kept + ranked[: top_k - len(kept)]
-    if limits.min_score is None and limits.max_tools is None and limits.max_bytes is None:
+    c = controls
+    if c.min_score is None and c.max_tools is None and c.max_bytes is None:
         return plain, {}
-    floor = limits.min_score
+    floor = c.min_score
     sure = ranked if floor is None else [i for i in ranked if score[i] >= floor]
-    count = top_k if limits.max_tools is None else min(top_k, limits.max_tools)
-    chosen = fit_budget(kept + sure, size, count, limits.max_bytes)
+    count = top_k if c.max_tools is None else min(top_k, c.max_tools)
+    chosen = fit_budget(kept + sure, catalog.traits.size, count, c.max_bytes)
     unsure = set(plain) - set(kept + sure)
     return chosen, {
         "min_score": len(unsure),

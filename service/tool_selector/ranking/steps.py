@@ -78,7 +78,9 @@ class StepRule:
     encode). ``in_context``: a clause's cosines are the mean of the whole pattern's and its
     own vector's, read from the whole pattern's forward pass (``SpanEncoder``: its tokens'
     states, no further encode). ``reach``: a clause's tool joins the merge only when it is
-    among the whole order's first ``reach`` tools the answer may hold (0: any tool)."""
+    among the whole order's first ``reach`` tools the answer may hold (0: any tool).
+    ``context_share``: a clause's own cosines' share in its cosines under ``in_context``
+    (the rest: the whole pattern's). The rule the service ships: ``fitted.SHIPPED_STEPS``."""
 
     min_clauses: int = MIN_CLAUSES
     min_words: int = MIN_WORDS
@@ -88,26 +90,12 @@ class StepRule:
     reach: int = 0
     words_only: bool = False
     in_context: bool = False
-
-
-#: The rule ``TOOL_SELECTOR_MULTI_STEP`` turns on: tasks of 250 characters or more (a few
-#: sentences asking for one thing are one need: Arcade's and MetaTool's multi-sentence
-#: requests lost their third to fifth tools to clause tools below that length), each
-#: clause's tools among the whole order's first 50 (a step's tool still fits the task),
-#: each clause ranked with the mean of the whole pattern's cosines and its own in the
-#: pattern's context (``in_context``: no second encode; a clause's own encode lifted
-#: Seal-Tools as much but lowered BFCL's dev split and quadrupled a long task's time; its
-#: in-context vector alone lowered BFCL's dev split too). Chosen on the dev splits:
-#: docs/quality.md, "Multi-step tasks by their steps".
-SHIPPED_RULE = StepRule(min_chars=250, reach=50, own_vectors=False, in_context=True)
-#: A clause's own cosines' share in its cosines under ``StepRule.in_context`` (the rest:
-#: the whole pattern's).
-CONTEXT_SHARE = 0.5
+    context_share: float = 0.5
 
 
 def clauses(pattern: str, rule: StepRule | None = None) -> tuple[str, ...]:
     """The pattern's steps (``rule``), or ``()`` when it has fewer than ``min_clauses``
-    (a pattern of one step is ranked whole, as it always was)."""
+    (a pattern of one step is ranked whole)."""
     rule = StepRule() if rule is None else rule
     if len(pattern) < rule.min_chars:
         return ()

@@ -9,8 +9,8 @@ are read from JSON schemas walked to a bounded depth.
 
 Search-only text (``Tool.search_text``, else the definition's MCP ``_meta`` key
 ``SEARCH_TEXT_META``) joins the description in BM25 and in the embedded text; the model
-never sees it. Absent, every text is what it was (same BM25 documents, same embedded
-text, same embedding-cache keys).
+never sees it. Absent, it adds nothing to any text (BM25 documents, embedded text and
+embedding-cache keys are those of the tool alone).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ folded, so ``Größe`` meets ``grosse`` and ``café`` meets ``cafe``; scripts wr
 spaces between words (Han, kana, Hangul, Thai, Lao, Khmer, Myanmar) are split into
 overlapping character bigrams (a lone character stays whole), as Lucene's CJK analyzer
 does: ``查询文件`` gives ``查询 询文 文件``, and meets a description holding ``文件``.
-Pure-ASCII text is read exactly as before (``split_identifier``).
+Pure-ASCII text is read by ``split_identifier`` alone.
 
 Those n-grams (``is_ngram``) are a BM25 field of their own (``bm25._fields``): a run gives
 about one bigram per character, so counted with the words they made a tool described in
@@ -83,8 +83,8 @@ def split_identifier(text: str) -> list[str]:
 
     Words first, then the camelCase split inside the few words that need it: every camel
     boundary lies between two ASCII letters or digits, so inside one word, and a word with
-    no capital after its first letter has none. (The camel pattern run over a whole
-    description was half the cost of tokenising a catalog.)
+    no capital after its first letter has none (the camel pattern run over a whole
+    description would cost half the time of tokenising a catalog).
     """
     out: list[str] = []
     for word in _WORD.findall(text):

@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
         multilingual_from_settings,
     )
     from tool_selector.offline.evaluation.runner import Evaluator, load_all  # noqa: PLC0415
+    from tool_selector.ranking.fitted import SHIPPED_STEPS  # noqa: PLC0415
     from tool_selector.ranking.glossary import default_glossary  # noqa: PLC0415
-    from tool_selector.ranking.steps import SHIPPED_RULE  # noqa: PLC0415
 
     problem = _bad_arguments(args)
     if problem:
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("eval needs an encoder (TOOL_SELECTOR_ENCODER=none)")
         arm = multilingual_from_settings(settings)
         glossary = default_glossary() if settings.glossary else None
-        steps = SHIPPED_RULE if settings.multi_step else None
+        steps = SHIPPED_STEPS if settings.multi_step else None
         report = Evaluator(
             encoder, config, datasets, _static(settings), arm, glossary=glossary, steps=steps
         ).run()

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
+import math
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import msgspec
@@ -31,11 +31,10 @@ from tool_selector.offline.evaluation.dataset import (
     load_dataset,
     split_of,
 )
-from tool_selector.offline.evaluation.runner import path_selectors
+from tool_selector.offline.evaluation.runner import models_from_env, path_selectors
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.context import ContextWeights
-from tool_selector.settings import Settings
 from tool_selector_client.wire import Context
 
 CONTEXT_FILE = REPO_ROOT / "eval" / "arcade_context" / "context.jsonl"
@@ -129,32 +128,30 @@ def _sweep(selector: Selector, data: Dataset, contexts: dict[str, Context]) -> N
     dev = [q for q in data.queries if q.id in contexts and q.gold and split_of(q.id) == "dev"]
     _out("| w_messages | w_recent | dev R@1 | dev R@5 |")
     for wm, wr in itertools.product(_GRID, _GRID):
-        selector.context_weights = ContextWeights(messages=wm, recent=wr)
-        got = recall(selector, data, dev, contexts, "both")
+        weighted = Selector(
+            selector.encoder,
+            selector.cache,
+            replace(selector.rules, context=ContextWeights(messages=wm, recent=wr)),
+            catalogs=selector.catalogs,
+            queries=selector.queries,
+            embed_deadline=math.inf,
+            static=selector.static,
+        )
+        got = recall(weighted, data, dev, contexts, "both")
         _out(f"| {wm} | {wr} | {got.r1:.1f} | {got.r5:.1f} |")
-    selector.context_weights = ContextWeights()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the context tables (and the sweep with ``--sweep``)."""
-    from tool_selector.embeddings.factory import (  # noqa: PLC0415
-        encoder_from_settings,
-        static_from_settings,
-    )
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sweep", action="store_true", help="sweep the weights on dev")
     parser.add_argument("--paths", nargs="*", default=["hybrid", "static", "lexical"])
     args = parser.parse_args(argv)
-    settings = Settings.from_env(os.environ)
-    encoder = encoder_from_settings(settings)
-    if encoder is None:
-        sys.stderr.write("context eval needs an encoder\n")
-        return 2
+    encoder, static = models_from_env("context eval")
     data, contexts = load_dataset(default_bench_dir(), "arcade"), load_contexts()
     _out(f"$ python -m tool_selector.offline.evaluation.context {shlex.join(argv or sys.argv[1:])}")
     _out(f"weights: {ContextWeights()}")
-    for path, selector in path_selectors(encoder, static_from_settings(settings)):
+    for path, selector in path_selectors(encoder, static):
         if path not in args.paths:
             continue
         _out(f"\n{path}: R@1 / R@5 | dev | test | all |")

@@ -18,10 +18,10 @@ so every set and every query kind weighs the same. Minimised by L-BFGS from all 
 ``--leave-one-out``: each set held out in turn, the weights fitted on the others' dev split
 and the service measured on its test split (``loso``: the rule a fitted change must pass).
 
-``--arm cross`` fits the weights of the cold path instead (``selector.CROSS_PARAMS``: a
+``--arm cross`` fits the weights of the cold path instead (``fitted.CROSS``: a
 catalog the model has not embedded yet, answered with the static table's tool vectors
 against the model's query vector): the same features over those cosines. ``--arm static``:
-those of the static query vector against them (``selector.STATIC_PARAMS``, while the model
+those of the static query vector against them (``fitted.STATIC``, while the model
 loads).
 """
 
@@ -35,7 +35,7 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,23 +55,15 @@ from tool_selector.offline.evaluation.dataset import (
     pick_queries,
 )
 from tool_selector.pipeline.catalog_store import CatalogStore
-from tool_selector.pipeline.selector import CROSS_PARAMS, STATIC_PARAMS, Selector
+from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores, windows
-from tool_selector.ranking.fusion import FusionParams, Signals, dense_score, lexical_score
+from tool_selector.ranking.fitted import CROSS, HYBRID, STATIC
+from tool_selector.ranking.fusion import FITTED_TERMS, FusionParams, Signals, columns
 from tool_selector.ranking.ranker import Query, signals
 
-#: The fitted fields of ``FusionParams``, in feature order; the first three are the dense half.
-WEIGHTS = (
-    "cos_weight",
-    "z_weight",
-    "rank_weight",
-    "specificity_weight",
-    "name_weight",
-    "peak_weight",
-    "long_weight",
-)
-_DENSE = 3
+#: The fitted fields of ``FusionParams``, in feature order (``fusion.FITTED_TERMS``).
+WEIGHTS = tuple(t.weight for t in FITTED_TERMS)
 #: Most queries per set (the scratch fit's cap; MetaTool alone has ~10,000 dev queries).
 MAX_QUERIES = 600
 #: Smallest category that gets its own block (smaller ones are left out of the fit).
@@ -83,7 +75,7 @@ _CACHE_BYTES = 256 * 1024 * 1024
 #: Query vectors kept by ``--leave-one-out`` (every test query of MetaTool, about 10,400).
 _QUERY_VECTORS = 50_000
 #: The dense arms whose weights can be fitted, with the parameters each ships.
-ARMS = {"model": FusionParams(), "cross": CROSS_PARAMS, "static": STATIC_PARAMS}
+ARMS = {"model": HYBRID, "cross": CROSS, "static": STATIC}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,28 +100,18 @@ class Fit:
     iterations: int
 
 
-def unit_bases() -> list[FusionParams]:
-    """One ``FusionParams`` per weight: that weight at 1, every other weight at 0."""
-    units: list[dict[str, Any]] = [{n: float(n == name) for n in WEIGHTS} for name in WEIGHTS]
-    return [replace(FusionParams(), **unit) for unit in units]
-
-
 def signal_columns(sig: Signals) -> list[FloatArray]:
-    """Per weight, the score it multiplies over one query's tools: ``fuse``'s halves at unit
-    weights (``WEIGHTS`` order)."""
+    """Per weight, the score it multiplies over one query's tools: ``fuse``'s terms at
+    weight 1 (``WEIGHTS`` order, ``fusion.columns``)."""
     if sig.dense is None:
         raise ValueError("the fit needs dense cosines")
-    dense = sig.dense
-    return [
-        dense_score(dense, basis) if j < _DENSE else lexical_score(sig, basis)
-        for j, basis in enumerate(unit_bases())
-    ]
+    return columns(sig, HYBRID)
 
 
 def tool_features(catalog: Catalog, query: Query, dense: FloatArray) -> FloatArray:
     """Per tool, the score each weight multiplies (tools, weights): ``fuse`` at unit weights."""
     bm25 = catalog.index.scores(query.terms)
-    sig = signals(catalog, query, bm25, dense, FusionParams().explained_top)
+    sig = signals(catalog, query, bm25, dense, HYBRID.explained_top)
     return np.stack(signal_columns(sig), axis=1).astype(np.float32)
 
 
@@ -228,7 +210,7 @@ def loss(
 
 def shipped(base: FusionParams | None = None) -> dict[str, float]:
     """The weights ``base`` ships (default: the hybrid's ``FusionParams``)."""
-    params = asdict(FusionParams() if base is None else base)
+    params = asdict(HYBRID if base is None else base)
     return {name: float(params[name]) for name in WEIGHTS}
 
 

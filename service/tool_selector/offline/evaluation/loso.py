@@ -1,7 +1,7 @@
 """Judge a fit leave-one-set-out (``python -m tool_selector.offline.evaluation.fit -h``).
 
 Offline only; the server never imports it. A fusion fitted to our seven sets' wording learns
-their wording (issue 30), so a fitted change is judged on sets the fit never read: for each
+their wording, so a fitted change is judged on sets the fit never read: for each
 set, the weights are fitted (``fit.fit``, the listwise loss) on the **other** sets' dev blocks
 and the service's own answer (``Selector.select``, named-tool lift and relevance bar included,
 as ``tool-selector eval``'s ``service`` row) is measured on the held-out set's **test** split
@@ -196,12 +196,11 @@ class HeldOut:
         """A selector like ``selector`` whose fusion has ``weights`` (``None``: its own)."""
         base = self.selector
         changed: dict[str, Any] = dict(weights or {})
-        params: FusionParams = replace(base.params, **changed)
+        params: FusionParams = replace(base.rules.hybrid, **changed)
         return Selector(
             encoder=base.encoder,
             cache=base.cache,
-            params=params,
-            weights=base.weights,
+            rules=replace(base.rules, hybrid=params),
             catalogs=base.catalogs,
             queries=base.queries,
             embed_deadline=math.inf,

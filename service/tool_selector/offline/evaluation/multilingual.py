@@ -37,7 +37,8 @@ from tool_selector.offline.evaluation.dataset import (
     split_of,
 )
 from tool_selector.offline.evaluation.metrics import recall_at
-from tool_selector.pipeline.selector import MULTILINGUAL_LEXICAL, Selector, multilingual_params_of
+from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.fitted import MULTILINGUAL_LEXICAL, Rules, multilingual_params_of
 from tool_selector.ranking.glossary import Glossary, default_glossary
 from tool_selector.ranking.language import reads_foreign
 from tool_selector.settings import Settings
@@ -157,7 +158,7 @@ def _selectors(settings: Settings, lexical: float) -> list[Selector]:
             cache=cache,
             embed_deadline=math.inf,
             multilingual=arm,
-            multilingual_params=multilingual_params_of(english.params, share),
+            rules=Rules(multilingual=multilingual_params_of(english.rules.hybrid, share)),
             glossary=glossary,
         )
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -30,21 +29,13 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.encoder import Encoder
-from tool_selector.offline.evaluation.dataset import (
-    REPO_ROOT,
-    BenchQuery,
-    Dataset,
-    default_bench_dir,
-    load_dataset,
-    split_of,
-)
-from tool_selector.offline.evaluation.runner import path_selectors
+from tool_selector.offline.evaluation import dataset as bench
+from tool_selector.offline.evaluation.runner import models_from_env, path_selectors
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.calibration import Calibration
 from tool_selector.ranking.fusion import relevance
-from tool_selector.settings import Settings
 
 SETS = ("agent", "arcade", "azure_mcp", "bfcl", "livemcpbench", "metatool", "sealtools")
 #: Queries sampled per set and split (by the hash of their id: deterministic).
@@ -52,16 +43,16 @@ SAMPLE = 250
 MIN_SCORES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7)
 #: Levels of a path's calibration closer than this are merged.
 LEVEL_STEP = 0.02
-CACHE = REPO_ROOT / "loadtests" / ".cache" / "relevance"
+CACHE = bench.REPO_ROOT / "loadtests" / ".cache" / "relevance"
 
 
 def _out(line: str) -> None:
     sys.stdout.write(line + "\n")
 
 
-def sample(data: Dataset, split: str, limit: int = SAMPLE) -> list[BenchQuery]:
+def sample(data: bench.Dataset, split: str, limit: int = SAMPLE) -> list[bench.BenchQuery]:
     """At most ``limit`` queries with gold of ``split``, picked by the hash of their id."""
-    own = [q for q in data.queries if q.gold and split_of(q.id) == split]
+    own = [q for q in data.queries if q.gold and bench.split_of(q.id) == split]
     own.sort(key=lambda q: hashlib.sha256(q.id.encode()).digest())
     return own[:limit]
 
@@ -75,7 +66,7 @@ class Samples:
     weight: np.ndarray
 
 
-def collect(selector: Selector, sets: Sequence[Dataset]) -> Samples:
+def collect(selector: Selector, sets: Sequence[bench.Dataset]) -> Samples:
     """Every tool of every dev answer at ``top_k`` 10 (see the module)."""
     scores: list[float] = []
     gold: list[bool] = []
@@ -125,7 +116,7 @@ def reliability(samples: Samples, table: Calibration) -> Iterator[str]:
 
 
 def fit_paths(
-    encoder: Encoder, static: Encoder | None, sets: Sequence[Dataset], cached: bool
+    encoder: Encoder, static: Encoder | None, sets: Sequence[bench.Dataset], cached: bool
 ) -> None:
     """Fit and print every path's calibration (``fit``)."""
     paths = dict(path_selectors(encoder, static))
@@ -148,7 +139,7 @@ def fit_paths(
             _out(line)
 
 
-def report(encoder: Encoder, sets: Sequence[Dataset]) -> None:
+def report(encoder: Encoder, sets: Sequence[bench.Dataset]) -> None:
     """Print the ``min_score`` table on the test split (``report``)."""
     selector = next(iter(path_selectors(encoder, None)))[1]
     _out("| set | " + " | ".join(f"min_score {m}: tools / R@5" for m in MIN_SCORES) + " |")
@@ -169,25 +160,16 @@ def report(encoder: Encoder, sets: Sequence[Dataset]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``fit`` or ``report`` (see the module)."""
-    from tool_selector.embeddings.factory import (  # noqa: PLC0415
-        encoder_from_settings,
-        static_from_settings,
-    )
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["fit", "report"])
     parser.add_argument("--sets", nargs="*", default=list(SETS))
     parser.add_argument("--cached", action="store_true", help="refit from the kept samples")
     args = parser.parse_args(argv)
-    settings = Settings.from_env(os.environ)
-    encoder = encoder_from_settings(settings)
-    if encoder is None:
-        sys.stderr.write("relevance needs an encoder\n")
-        return 2
-    sets = [load_dataset(default_bench_dir(), name) for name in args.sets]
+    encoder, static = models_from_env("relevance")
+    sets = [bench.load_dataset(bench.default_bench_dir(), name) for name in args.sets]
     _out(f"$ python -m tool_selector.offline.evaluation.relevance {' '.join(argv or sys.argv[1:])}")
     if args.mode == "fit":
-        fit_paths(encoder, static_from_settings(settings), sets, args.cached)
+        fit_paths(encoder, static, sets, args.cached)
     else:
         report(encoder, sets)
     return 0

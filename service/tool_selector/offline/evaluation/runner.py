@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -38,7 +39,7 @@ from typing import IO, Any
 import numpy as np
 
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import Encoder, MeanEncoder, encode_query, parts_of
+from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query, parts_of
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     API_SETS,
@@ -58,8 +59,10 @@ from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.glossary import Glossary
 from tool_selector.ranking.steps import StepRule
+from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest, Tool
 
 SERVICE = "service"
@@ -157,6 +160,22 @@ def _bar(items: Sequence[Any], desc: str, enabled: bool) -> Iterable[Any]:
     return bar
 
 
+def models_from_env(what: str) -> tuple[Encoder, Encoder | None]:
+    """The encoder and the static arm this process's settings (``TOOL_SELECTOR_*``) ask for;
+    exits 2 naming ``what`` when they ask for no encoder."""
+    from tool_selector.embeddings.factory import (  # noqa: PLC0415
+        encoder_from_settings,
+        static_from_settings,
+    )
+
+    settings = Settings.from_env(os.environ)
+    encoder = encoder_from_settings(settings)
+    if encoder is None:
+        sys.stderr.write(f"{what} needs an encoder\n")
+        raise SystemExit(2)
+    return encoder, static_from_settings(settings)
+
+
 def cold_selector(warm: Selector, static: Encoder) -> Selector:
     """A selector that answers every catalog as the endpoint answers one the model has not
     embedded yet: past the embedding deadline, from the static arm with the model's query
@@ -167,15 +186,13 @@ def cold_selector(warm: Selector, static: Encoder) -> Selector:
     jobs.close(0.0)
     return Selector(
         encoder=warm.encoder,
-        params=warm.params,
-        weights=warm.weights,
+        rules=warm.rules,
         catalogs=CatalogStore(_CATALOG_TOOLS),
         queries=warm.queries,
         jobs=jobs,
         embed_deadline=0.0,
         static=static,
         glossary=warm.glossary,
-        steps=warm.steps,
     )
 
 
@@ -235,15 +252,10 @@ class Evaluator:
             embed_deadline=math.inf,
             multilingual=multilingual,
             glossary=glossary,
-            steps=steps,
+            rules=Rules(steps=steps),
         )
         self.lexical = Selector(
-            encoder=None,
-            params=self.selector.params,
-            weights=self.selector.weights,
-            catalogs=catalogs,
-            glossary=glossary,
-            steps=steps,
+            encoder=None, rules=self.selector.rules, catalogs=catalogs, glossary=glossary
         )
         self.cold = None if static is None else cold_selector(self.selector, static)
         self.datasets = None if datasets is None else list(datasets)
@@ -328,8 +340,7 @@ class Evaluator:
         for model, vecs in zip(models, per_model, strict=True):
             for text, vec in zip(texts, vecs, strict=True):
                 self.selector.queries.put((model.model_id, text), vec)
-        encoder = self.encoder
-        return encoder.combine(per_model) if isinstance(encoder, MeanEncoder) else per_model[0]
+        return Ensemble.of(self.encoder).combine(per_model)
 
     def _answers(
         self,

@@ -20,19 +20,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from tool_selector.offline.evaluation.dataset import (
-    DATASETS,
-    Dataset,
-    Split,
-    default_bench_dir,
-    load_dataset,
-    pick_queries,
-)
+from tool_selector.offline.evaluation import dataset as bench
 from tool_selector.offline.evaluation.fit import (
     MAX_QUERIES,
     MIN_CATEGORY,
@@ -51,6 +44,7 @@ from tool_selector.offline.evaluation.references import reference_rankers
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray, cosine_scores
+from tool_selector.ranking.fitted import HYBRID
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
@@ -113,12 +107,12 @@ def _long(
     s: Signals, gate: FloatArray | float, clip: float = 10.0, params: FusionParams | None = None
 ) -> Columns:
     z = np.clip(standardise(s.bm25), -3.0, clip)
-    share = length_share(s.terms, FusionParams() if params is None else params)
+    share = length_share(s.terms, HYBRID if params is None else params)
     return {"long": np.asarray(share * z * gate, np.float32)}
 
 
 def _conditioned(s: Signals) -> Columns:
-    base, share = base_columns(s), length_share(s.terms, FusionParams())
+    base, share = base_columns(s), length_share(s.terms, HYBRID)
     return {f"{k}*explained": v * s.explained for k, v in base.items()} | {
         f"{k}*long": v * share for k, v in base.items()
     }
@@ -149,7 +143,7 @@ VARIANTS: dict[str, Variant | None] = {
     "long-by-specificity": lambda s: _long(s, np.minimum(1.0, 4 * s.specificity)),
     "long-by-held-terms-2": lambda s: _long(s, np.minimum(1.0, s.specificity * s.terms / 2)),
     "long-by-held-terms-4": lambda s: _long(s, np.minimum(1.0, s.specificity * s.terms / 4)),
-    "long-ramp-8-20": lambda s: _long(s, 1.0, params=FusionParams(short_terms=8, long_terms=20)),
+    "long-ramp-8-20": lambda s: _long(s, 1.0, params=replace(HYBRID, short_terms=8, long_terms=20)),
     "query-conditioned": _conditioned,
 }
 
@@ -160,16 +154,16 @@ def columns(s: Signals, variant: Variant | None) -> tuple[list[str], FloatArray]
     return list(cols), np.stack(list(cols.values()), axis=1).astype(np.float32)
 
 
-def collect(selector: Selector, data: Dataset, split: Split = "dev") -> SetRows:
+def collect(selector: Selector, data: bench.Dataset, split: bench.Split = "dev") -> SetRows:
     """Every ``split`` query of ``data`` with gold tools, as rows (the model runs here, once)."""
-    queries = pick_queries([q for q in data.queries if q.gold], split, None)
-    fitted = {q.id for q in pick_queries(queries, split, MAX_QUERIES)}
+    queries = bench.pick_queries([q for q in data.queries if q.gold], split, None)
+    fitted = {q.id for q in bench.pick_queries(queries, split, MAX_QUERIES)}
     catalog, matrix = selector.embedded(list(data.tools))
     if matrix is None or selector.encoder is None:
         return SetRows(catalog, [])
     refs = reference_rankers(list(catalog.texts), matrix, K)
     qvecs = encode_queries(selector.encoder, [q.text for q in queries])
-    params, rows = FusionParams(), []
+    params, rows = HYBRID, []
     for q, v in zip(queries, qvecs, strict=True):
         query, cos = Query.parse(q.text), cosine_scores(v, matrix)
         sig = signals(catalog, query, catalog.index.scores(query.terms), cos, params.explained_top)
@@ -208,7 +202,7 @@ def fit_weights(
 def top(rows: SetRows, row: Row, variant: Variant | None, w: FloatArray) -> tuple[int, ...]:
     """The row's top k under the variant's score, named tools lifted (no bar)."""
     fused = np.asarray(columns(row.signals, variant)[1] @ w, dtype=np.float32)
-    lifted = lift_named(rows.catalog, row.pattern, fused, row.named, FusionParams())
+    lifted = lift_named(rows.catalog, row.pattern, fused, row.named, HYBRID)
     return tuple(int(i) for i in np.argsort(-lifted, kind="stable")[:K])
 
 
@@ -265,8 +259,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m tool_selector.offline.evaluation.variants",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--bench-dir", type=Path, default=default_bench_dir())
-    p.add_argument("--datasets", nargs="+", default=list(DATASETS), metavar="NAME")
+    p.add_argument("--bench-dir", type=Path, default=bench.default_bench_dir())
+    p.add_argument("--datasets", nargs="+", default=list(bench.DATASETS), metavar="NAME")
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     p.add_argument("--min-queries", type=int, default=10, help="smallest cell reported (10)")
     return p
@@ -276,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Collect every set's dev rows once, then refit and score each variant."""
     args = _parser().parse_args(argv)
     selector = model_selector()
-    sets = [collect(selector, load_dataset(args.bench_dir, name)) for name in args.datasets]
+    sets = [collect(selector, bench.load_dataset(args.bench_dir, name)) for name in args.datasets]
     for name in args.variants:
         sys.stdout.write(report(name, sets, args.min_queries) + "\n")
         sys.stdout.flush()

@@ -1,0 +1,430 @@
+"""The arms of the ranking, as a table: each adds its signal columns through one protocol.
+
+A request's pattern is read once (``ReadPattern``: as sent, its English gloss when it reads
+as not English, its steps when it is a multi-step English task). Then every arm of the table
+in turn reads the request and the columns the arms before it gave, and returns them with its
+own added (``Arm.read``):
+
+- ``LexicalArm``: the pattern's terms and their BM25 scores (always);
+- ``MultilingualArm``: for a pattern that reads as not English, the multilingual model's
+  cosines of the pattern as sent, blended with the English model's cosines of its gloss;
+- ``DenseArm``: the ensemble's cosines once every part has the catalog's vectors, else its
+  first model's alone while the others embed it (``partial``);
+- ``StaticArm``: the static table's cosines while no model has the catalog's vectors;
+- ``StepsArm``: each step's BM25 scores and cosines (``ranking.steps``).
+
+The first of the three dense arms that can answer does; the others leave the columns as they
+are. Which arm answered, the encoders whose cosines ranked and whether they had the whole
+catalog's vectors travel with the columns (``Provenance``): the search log and the answer's
+headers read that value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
+
+import numpy as np
+
+from tool_selector.embeddings.encoder import Encoder, Ensemble, weights_digest
+from tool_selector.embeddings.static import static_matrix, static_text
+from tool_selector.pipeline.catalog_store import Found
+from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.pipeline.step_vectors import clause_cosines
+from tool_selector.pipeline.tool_vectors import ToolMatrix, ToolVectors
+from tool_selector.ranking.dense import FloatArray, cosine_scores
+from tool_selector.ranking.fitted import Rules
+from tool_selector.ranking.fusion import FusionParams
+from tool_selector.ranking.glossary import Glossary
+from tool_selector.ranking.language import reads_foreign
+from tool_selector.ranking.ranker import Clause, Query
+from tool_selector.ranking.steps import clauses, locate
+
+#: The ranking path a caller is told (``X-Tool-Selector-Ranking``).
+RankingPath = Literal["hybrid", "static", "lexical"]
+ArmName = Literal["dense", "multilingual", "static", "lexical"]
+#: Whether the encoders that ranked had the whole catalog's vectors (``complete``), some of
+#: them did (``partial``: the ensemble's first model alone, or a foreign pattern's gloss
+#: unread), or no model's were read (``none``: the static table or words alone).
+Embedded = Literal["complete", "partial", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPattern:
+    """A request's pattern as sent (``text``), the English words of its gloss (``gloss``,
+    non-English patterns only), whether it reads as not English, and its steps (``steps``:
+    a multi-step English pattern's clauses, ``ranking.steps``)."""
+
+    text: str
+    gloss: str = ""
+    foreign: bool = False
+    steps: tuple[str, ...] = ()
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """Each step's character span in ``text``."""
+        return locate(self.text, self.steps)
+
+    @property
+    def words(self) -> str:
+        """The pattern as its words are ranked: itself, then its gloss."""
+        return f"{self.text} {self.gloss}" if self.gloss else self.text
+
+    def query(self) -> Query:
+        """The lexical query: terms and name words of ``words`` (the gloss too), the exact-
+        and near-name rules on ``text`` (a name is matched as sent, not with its gloss)."""
+        return replace(Query.parse(self.words), pattern=self.text)
+
+
+def read_pattern(pattern: str, rules: Rules, glossary: Glossary | None, gloss: bool) -> ReadPattern:
+    """``pattern`` as the arms read it: a non-English one (``reads_foreign``) followed by the
+    English words of its gloss, when the glossary or the multilingual arm (``gloss``) can
+    read it; an English one with its steps (``rules.steps``)."""
+    if (not gloss and glossary is None) or not reads_foreign(pattern):
+        return ReadPattern(pattern, steps=clauses(pattern, rules.steps) if rules.steps else ())
+    words = glossary.gloss(pattern) if glossary is not None else []
+    return ReadPattern(pattern, " ".join(words), foreign=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Which arm's cosines ranked an answer (``lexical``: none did), the encoders they came
+    from, and whether those had the whole catalog's vectors."""
+
+    arm: ArmName = "lexical"
+    encoders: tuple[Encoder, ...] = ()
+    embedded: Embedded = "none"
+
+    @property
+    def model(self) -> str | None:
+        """The encoders' model ids joined with ``+``; ``None`` on the lexical path."""
+        return "+".join(e.model_id for e in self.encoders) or None
+
+    @property
+    def weights(self) -> str | None:
+        """Their weights' digests joined with ``+``; ``None`` when one cannot say."""
+        digests = [weights_digest(e) for e in self.encoders]
+        return "+".join(d for d in digests if d) if digests and all(digests) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Cosines:
+    """A dense arm's answer: its cosines (``scores``), fused with ``params``, on ``path``;
+    the tool matrix and the query-side encoder they came from (the context and the steps
+    read them too); what ranked (``provenance``); whether the query vector was cached; and
+    the first model's cosines the relevance bar reads when ``scores`` are a mean (``bar``)."""
+
+    scores: FloatArray
+    params: FusionParams
+    path: RankingPath
+    matrix: FloatArray
+    encoder: Encoder
+    provenance: Provenance
+    query_cached: bool = False
+    bar: FloatArray | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """What the arms give the ranking for one request: the lexical query and its BM25
+    scores, the cosines of the dense arm that answered (none: words alone, fused with
+    ``lexical``), the steps' columns, and the embedding attempt's cache counts (``tools``)."""
+
+    query: Query
+    bm25: FloatArray
+    lexical: FusionParams
+    cosines: Cosines | None = None
+    tools: ToolMatrix = ToolMatrix()
+    clauses: tuple[Clause, ...] = ()
+
+    @property
+    def dense(self) -> FloatArray | None:
+        return None if self.cosines is None else self.cosines.scores
+
+    @property
+    def params(self) -> FusionParams:
+        return self.lexical if self.cosines is None else self.cosines.params
+
+    @property
+    def path(self) -> RankingPath:
+        return "lexical" if self.cosines is None else self.cosines.path
+
+    @property
+    def provenance(self) -> Provenance:
+        return Provenance() if self.cosines is None else self.cosines.provenance
+
+
+class Models(Protocol):
+    """The encoders the arms read, attached as they load (``None``: not loaded, or off):
+    the dense arm's ensemble, the static table, the multilingual model."""
+
+    @property
+    def encoders(self) -> Ensemble | None: ...
+
+    @property
+    def static(self) -> Encoder | None: ...
+
+    @property
+    def multilingual(self) -> Encoder | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """What every arm reads from: the models, the tool and query vectors, the rules."""
+
+    models: Models
+    tools: ToolVectors
+    queries: QueryVectors
+    rules: Rules
+
+
+@dataclass(frozen=True, slots=True)
+class ArmRequest:
+    """One request as the arms read it: its catalog entry, its pattern, when it started
+    (the embedding deadline counts from then) and the stage timings it adds to."""
+
+    found: Found
+    pattern: ReadPattern
+    started: float
+    timings: dict[str, float]
+
+
+class Arm(Protocol):
+    """An arm of the table: the columns it was given, with its own added."""
+
+    def read(self, request: ArmRequest, columns: Columns) -> Columns: ...
+
+
+@contextmanager
+def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Adds the block's seconds to ``timings[stage]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalArm:
+    """The pattern's lexical query (``ReadPattern.query``) and its BM25 scores."""
+
+    sources: Sources
+
+    def read(self, request: ArmRequest, columns: Columns) -> Columns:
+        with timed(request.timings, "lexical"):
+            query = request.pattern.query()
+            bm25 = request.found.entry.catalog.index.scores(query.terms)
+        return replace(columns, query=query, bm25=bm25)
+
+
+@dataclass(frozen=True, slots=True)
+class MultilingualArm:
+    """For a pattern that reads as not English, the multilingual model's cosines over its
+    tool vectors (of ``static_text``) fused with ``Rules.foreign``, once those vectors are at
+    hand (same deadline and jobs as the model's), blended with the English model's cosines
+    of the gloss alone (``Rules.gloss_share`` of them) when its matrix is at hand."""
+
+    sources: Sources
+
+    def read(self, request: ArmRequest, columns: Columns) -> Columns:
+        src, found = self.sources, request.found
+        multilingual = src.models.multilingual
+        if not request.pattern.foreign or multilingual is None or not len(found.entry.catalog):
+            return columns
+        with timed(request.timings, "multilingual"):
+            found.entry.read_as(multilingual.model_id, static_text)
+            own = Ensemble.of(multilingual)
+            tools = src.tools.matrix(own, found, request.started)
+            if tools.matrix is None:
+                return columns
+            qvec, cached = src.queries.one(multilingual, request.pattern.text)
+            scores = cosine_scores(qvec, tools.matrix)
+            scores, english = self._with_gloss(request, scores)
+        wanted = english is not None or self._gloss_wanted(request)
+        provenance = Provenance(
+            "multilingual",
+            (multilingual,) if english is None else (multilingual, english),
+            "partial" if wanted and english is None else "complete",
+        )
+        answer = Cosines(
+            scores, src.rules.foreign, "hybrid", tools.matrix, multilingual, provenance, cached
+        )
+        return replace(columns, cosines=answer, tools=tools)
+
+    def _gloss_wanted(self, request: ArmRequest) -> bool:
+        encoders = self.sources.models.encoders
+        return bool(self.sources.rules.gloss_share and encoders and request.pattern.gloss)
+
+    def _with_gloss(
+        self, request: ArmRequest, scores: FloatArray
+    ) -> tuple[FloatArray, Encoder | None]:
+        """``scores`` blended with the first English model's cosines of the gloss, and that
+        model; ``scores`` alone and none when there is no gloss or its matrix is not in."""
+        src, share = self.sources, self.sources.rules.gloss_share
+        encoders = src.models.encoders
+        if not self._gloss_wanted(request) or encoders is None:
+            return scores, None
+        english = encoders.primary
+        matrix = src.tools.matrix(Ensemble.of(english), request.found, request.started).matrix
+        if matrix is None:
+            return scores, None
+        qvec, _ = src.queries.one(english, request.pattern.gloss)
+        blend = cosine_scores(qvec, matrix)
+        return np.asarray((1 - share) * scores + share * blend, dtype=np.float32), english
+
+
+@dataclass(frozen=True, slots=True)
+class DenseArm:
+    """The ensemble's cosines (``hybrid``) once every part has the catalog's vectors (within
+    the deadline, else queued); meanwhile its first model's alone when that one's are in
+    (the answer the first model alone gives, not the static arm's). A mean's answer carries
+    the first model's cosines for the relevance bar (its floors are that model's)."""
+
+    sources: Sources
+
+    def read(self, request: ArmRequest, columns: Columns) -> Columns:
+        src, found = self.sources, request.found
+        encoders = src.models.encoders
+        if columns.cosines or encoders is None or not len(found.entry.catalog):
+            return columns
+        with timed(request.timings, "embed"):
+            tools = src.tools.matrix(encoders, found, request.started)
+            embedded: Embedded = "complete"
+            if tools.matrix is None and encoders.several:
+                first = found.entry.matrix(encoders.primary.model_id)
+                if first is not None:
+                    encoders, tools, embedded = (
+                        Ensemble.of(encoders.primary),
+                        replace(tools, matrix=first),
+                        "partial",
+                    )
+            if tools.matrix is None:
+                return replace(columns, tools=tools)
+            spans = request.pattern.spans if _in_context(src.rules) else ()
+            qvec, cached = src.queries.vector(encoders, request.pattern.words, spans)
+            scores = cosine_scores(qvec, tools.matrix)
+            bar = None
+            if encoders.several:
+                bar = cosine_scores(encoders.first(qvec), encoders.first(tools.matrix))
+        made = Provenance("dense", encoders.parts, embedded)
+        answer = Cosines(
+            scores, src.rules.hybrid, "hybrid", tools.matrix, encoders, made, cached, bar
+        )
+        return replace(columns, cosines=answer, tools=tools)
+
+
+@dataclass(frozen=True, slots=True)
+class StaticArm:
+    """Cosines from the static table, fused with the cold path's rules, while no model has
+    the catalog's vectors. Its matrix is built on first use (milliseconds) and kept on the
+    entry; never cached by text (recomputing is as cheap as a lookup). The query is the
+    first model's vector when it shares the table's space (the static rows are that model's
+    own outputs: ``Rules.cross``), else the table's own (``Rules.static``)."""
+
+    sources: Sources
+
+    def read(self, request: ArmRequest, columns: Columns) -> Columns:
+        src, entry = self.sources, request.found.entry
+        static = src.models.static
+        if columns.cosines or static is None or not len(entry.catalog):
+            return columns
+        with timed(request.timings, "static"):
+            matrix = entry.matrix(static.model_id)
+            if matrix is None:
+                matrix = static_matrix(static, entry.catalog.texts)
+                entry.set_matrix(static.model_id, matrix)
+            encoders = src.models.encoders
+            encoder = None if encoders is None else encoders.primary
+            read_by: tuple[Encoder, ...]
+            if encoder is not None and encoder.dim == static.dim:
+                params, read_by = src.rules.cross, (static, encoder)
+            else:
+                encoder, params, read_by = static, src.rules.static, (static,)
+            qvec, cached = src.queries.one(encoder, request.pattern.words)
+            scores = cosine_scores(qvec, matrix)
+        made = Provenance("static", read_by, "none")
+        answer = Cosines(scores, params, "static", matrix, encoder, made, cached)
+        return replace(columns, cosines=answer)
+
+
+@dataclass(frozen=True, slots=True)
+class StepsArm:
+    """The steps of a multi-step English pattern (``ReadPattern.steps``; none when the rule
+    is off), each with its BM25 scores and, on a dense path, its cosines: of its own vector
+    from the answering arm's query encoder (``StepRule.own_vectors``), the whole pattern's
+    mixed with its own in the pattern's context (``StepRule.in_context``, on the hybrid
+    path: ``step_vectors``), the whole pattern's alone (the in-context read unavailable), or
+    none (``StepRule.words_only``)."""
+
+    sources: Sources
+
+    def read(self, request: ArmRequest, columns: Columns) -> Columns:
+        rule, texts = self.sources.rules.steps, request.pattern.steps
+        if rule is None or not texts:
+            return columns
+        with timed(request.timings, "steps"):
+            index = request.found.entry.catalog.index
+            queries = [Query.parse(t) for t in texts]
+            cosines = self._cosines(request, columns)
+            steps = tuple(
+                Clause(q, index.scores(q.terms), cos, rule.reach)
+                for q, cos in zip(queries, cosines, strict=True)
+            )
+        return replace(columns, clauses=steps)
+
+    def _cosines(self, request: ArmRequest, columns: Columns) -> list[FloatArray | None]:
+        src, texts = self.sources, request.pattern.steps
+        rule = src.rules.steps
+        if rule is None or rule.words_only:
+            return [None] * len(texts)
+        whole: list[FloatArray | None] = [columns.dense] * len(texts)
+        if columns.cosines is None:
+            return whole
+        encoder, matrix, dense = (
+            columns.cosines.encoder,
+            columns.cosines.matrix,
+            columns.cosines.scores,
+        )
+        if rule.own_vectors:
+            return [cosine_scores(v, matrix) for v in src.queries.many(encoder, texts)]
+        if columns.path != "hybrid" or not _in_context(src.rules):
+            return whole
+        spans = request.pattern.spans
+        share = rule.context_share
+        pattern = request.pattern.words
+        read = clause_cosines(
+            encoder, src.queries.cache, pattern, spans, (matrix, dense), share=share
+        )
+        return whole if read is None else list(read)
+
+
+def _in_context(rules: Rules) -> bool:
+    """Whether a multi-step pattern's clauses are read in its context (``in_context``, not
+    ``own_vectors`` nor ``words_only``)."""
+    rule = rules.steps
+    return rule is not None and rule.in_context and not rule.own_vectors and not rule.words_only
+
+
+def arm_table(sources: Sources) -> tuple[Arm, ...]:
+    """The arms in the order they read: words, then the dense arms (the first that can
+    answers), then the steps, which read the answering arm's cosines."""
+    return (
+        LexicalArm(sources),
+        MultilingualArm(sources),
+        DenseArm(sources),
+        StaticArm(sources),
+        StepsArm(sources),
+    )
+
+
+def read_columns(arms: tuple[Arm, ...], request: ArmRequest, params: FusionParams) -> Columns:
+    """Every arm's columns for ``request``, in table order (``params``: the fusion of an
+    answer no dense arm gives)."""
+    columns = Columns(Query("", ()), np.zeros(0, np.float32), params)
+    for arm in arms:
+        columns = arm.read(request, columns)
+    return columns

@@ -1,0 +1,103 @@
+"""A pattern's query vectors: read once per model, kept in a bounded cache.
+
+``QueryVectors.vector`` gives a pattern's vector (one per window for a long pattern,
+``ranking.dense.windows``) for an ensemble: each part's from the cache under its own model
+id, or encoded as a query (``encode_query``); the parts after the first on a helper thread
+while no other request is encoding (ONNX Runtime leaves the GIL, so the idle core takes them).
+With the spans of a multi-step pattern's clauses, the same forward pass reads the clauses'
+vectors into the cache too (``step_vectors``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query
+from tool_selector.pipeline.step_vectors import QueryCache, Spans, read_spans, wants_spans
+from tool_selector.ranking.dense import FloatArray, windows
+
+
+class QueryVectors:
+    """Query vectors by (model id, pattern) in ``cache`` (thread-safe)."""
+
+    def __init__(self, cache: QueryCache) -> None:
+        self.cache = cache
+        self._helper: ThreadPoolExecutor | None = None
+        self._encoding, self._lock = 0, threading.Lock()
+
+    def vector(
+        self, encoders: Ensemble, pattern: str, spans: Spans = ()
+    ) -> tuple[FloatArray, bool]:
+        """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
+        whether every part's came from the cache: the parts' joined (``Ensemble.combine``),
+        or the ensemble's own when a caller cached it whole (``lint.probes.prefill``)."""
+        if encoders.several:
+            whole = self.cache.get((encoders.model_id, pattern))
+            if whole is not None:
+                return whole, True
+        got = self._parts(encoders, pattern, spans)
+        return encoders.combine([v for v, _ in got]), all(c for _, c in got)
+
+    def one(self, encoder: Encoder, pattern: str, spans: Spans = ()) -> tuple[FloatArray, bool]:
+        """One model's vector of ``pattern`` and whether it came from the cache. With
+        ``spans`` the same pass reads the clauses' vectors into the cache
+        (``step_vectors.read_spans``) when the model can and the cache lacks them."""
+        cached = self.cache.get((encoder.model_id, pattern))
+        if wants_spans(encoder, self.cache, pattern, spans):
+            read = read_spans(encoder, self.cache, pattern, spans)
+            if cached is None:
+                self.cache.put((encoder.model_id, pattern), read)
+            return (read if cached is None else cached), False
+        if cached is not None:
+            return cached, True
+        parts = windows(pattern)
+        encoded = encode_query(encoder, parts)
+        vec: FloatArray = np.ascontiguousarray(
+            encoded[0] if len(parts) == 1 else encoded, dtype=np.float32
+        )
+        vec.setflags(write=False)
+        self.cache.put((encoder.model_id, pattern), vec)
+        return vec, False
+
+    def many(self, encoder: Encoder, texts: Sequence[str]) -> list[FloatArray]:
+        """``one`` of each text, those the cache lacks encoded in one call (as queries, so a
+        clause reads as the whole pattern does)."""
+        got = [self.cache.get((encoder.model_id, t)) for t in texts]
+        missing = [i for i, v in enumerate(got) if v is None]
+        parts = [windows(texts[i]) for i in missing]
+        flat = [w for ws in parts for w in ws]
+        encoded = encode_query(encoder, flat) if flat else np.zeros((0, encoder.dim), np.float32)
+        at = 0
+        for i, ws in zip(missing, parts, strict=True):
+            rows = encoded[at : at + len(ws)]
+            vec = np.ascontiguousarray(rows[0] if len(ws) == 1 else rows, dtype=np.float32)
+            vec.setflags(write=False)
+            self.cache.put((encoder.model_id, texts[i]), vec)
+            got[i], at = vec, at + len(ws)
+        return [v for v in got if v is not None]
+
+    def _parts(
+        self, encoders: Ensemble, pattern: str, spans: Spans
+    ) -> list[tuple[FloatArray, bool]]:
+        """Each part's ``one``: the parts after the first on the helper thread while no
+        other request is encoding, else one after another in this thread."""
+        first, rest = encoders.parts[0], encoders.parts[1:]
+        if not rest:
+            return [self.one(first, pattern, spans)]
+        with self._lock:
+            self._encoding += 1
+            alone = self._encoding == 1
+            if alone and self._helper is None:
+                self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
+        try:
+            if not alone or self._helper is None:
+                return [self.one(part, pattern, spans) for part in encoders.parts]
+            later = [self._helper.submit(self.one, part, pattern, spans) for part in rest]
+            return [self.one(first, pattern, spans), *(f.result() for f in later)]
+        finally:
+            with self._lock:
+                self._encoding -= 1

@@ -1,0 +1,221 @@
+"""A catalog's tool vectors: what they are, where they come from, when they are ready.
+
+``ToolVectors`` finds a request's catalog entry (``CatalogStore``; each ensemble part after
+the first embeds a tool's ``static_text``) and has its embedding matrix per encoder: kept on
+the entry, else from the embedding cache tiers, else encoded now when the embedding is
+predicted to fit the request's deadline, else queued to the background jobs (the request is
+answered by another arm meanwhile, ``ToolMatrix.deferred``). An ensemble's matrix is its
+parts' matrices joined once every part's is at hand, each part embedded and cached under its
+own model id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from tool_selector.embeddings.cache import EmbeddingCache
+from tool_selector.embeddings.encoder import Encoder, Ensemble
+from tool_selector.embeddings.static import static_text
+from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
+from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.ranking.bm25 import FieldWeights
+from tool_selector.ranking.catalog import Catalog, build_catalog
+from tool_selector.ranking.dense import FloatArray
+from tool_selector_client.wire import Tool
+
+#: Encode at most this many texts per batch in a job, storing each batch as it completes
+#: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
+#: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
+DEFAULT_BATCH = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMatrix:
+    """The catalog's embedding matrix if it could be had in time, and what that took."""
+
+    matrix: FloatArray | None = None
+    hits: int = 0
+    misses: int = 0
+    deferred: bool = False
+
+
+class ToolVectors:
+    """The catalog entries and their tool vectors (thread-safe).
+
+    ``embed_deadline`` (seconds) bounds the embedding work one request may wait for; past
+    it the work is queued on ``jobs``. ``batch_size`` texts are encoded at a time.
+    """
+
+    def __init__(
+        self,
+        cache: EmbeddingCache,
+        catalogs: CatalogStore,
+        jobs: EmbeddingJobs,
+        fields: FieldWeights,
+        *,
+        embed_deadline: float,
+        batch_size: int,
+    ) -> None:
+        self.cache, self.catalogs, self.jobs, self.fields = cache, catalogs, jobs, fields
+        self.embed_deadline = embed_deadline
+        self.batch_size = max(1, batch_size)
+
+    def entry(self, tools: ToolSource, encoders: Ensemble | None) -> Found:
+        """The catalog store's entry for ``tools``, found or built. Each part of the ensemble
+        after the first (a retrieval model trained on passages of prose: bge-small) embeds a
+        tool's name, description and search text (``static_text``), not its parameters
+        (docs/quality.md, "What the second encoder reads of a tool, and the bar's reach")."""
+        found = self.catalogs.find(tools, self._build)
+        for part in encoders.parts[1:] if encoders is not None else ():
+            found.entry.read_as(part.model_id, static_text)
+        return found
+
+    def _build(self, tools: list[Tool]) -> Catalog:
+        return build_catalog(tools, self.fields)
+
+    def matrix(self, encoders: Ensemble, found: Found, started: float) -> ToolMatrix:
+        """The catalog's matrix for ``encoders`` if it can be had by the deadline (counted
+        from ``started``): each part's (``_part``), joined and kept on the entry once all
+        are at hand; else none (another arm answers)."""
+        entry = found.entry
+        matrix = entry.matrix(encoders.model_id)
+        if matrix is not None:
+            return ToolMatrix(matrix, hits=len(entry.catalog))
+        got = [self._part(part, found, started) for part in encoders.parts]
+        hits, misses = sum(g.hits for g in got), sum(g.misses for g in got)
+        deferred = any(g.deferred for g in got)
+        matrices = [g.matrix for g in got if g.matrix is not None]
+        if len(matrices) < len(got):
+            return ToolMatrix(None, hits, misses, deferred)
+        matrix = encoders.combine(matrices)
+        entry.set_matrix(encoders.model_id, matrix)
+        return ToolMatrix(matrix, hits, misses, deferred)
+
+    def _part(self, encoder: Encoder, found: Found, started: float) -> ToolMatrix:
+        """One model's matrix: kept, cached, encoded within the deadline, or queued."""
+        model, entry = encoder.model_id, found.entry
+        matrix = entry.matrix(model)
+        if matrix is not None:
+            return ToolMatrix(matrix, hits=len(entry.catalog))
+        cached = self.cache.get_many(entry.keys(model))
+        misses = sum(v is None for v in cached)
+        hits = len(cached) - misses
+        if not misses:
+            matrix = stack(cached, encoder.dim)
+            entry.set_matrix(model, matrix)
+            return ToolMatrix(matrix, hits)
+        remaining = self.embed_deadline - (time.perf_counter() - started)
+        job, owner = self.jobs.claim(f"{model}\x00{found.key}")
+        if not owner:
+            return ToolMatrix(None if job.background else job.wait(remaining), hits, misses)
+        if self.jobs.estimate(misses) <= remaining:
+            done = self.jobs.run_inline(job, lambda: self.complete(Ensemble.of(encoder), entry))
+            return ToolMatrix(done, hits, misses)
+        self.jobs.enqueue(job, self._background(encoder, found.key, entry))
+        return ToolMatrix(None, hits, misses, deferred=True)
+
+    def _background(
+        self, encoder: Encoder, key: str, entry: CatalogEntry
+    ) -> Callable[[], FloatArray]:
+        """A queued job that holds only the texts and their keys, not the built catalog: a
+        catalog evicted while its job waits is freed (the vectors still fill the caches), and
+        the matrix goes to the catalog cached under ``key`` when it is still there."""
+        model = encoder.model_id
+        keys, texts = entry.keys(model), entry.texts(model)
+
+        def task() -> FloatArray:
+            matrix = self._embed(encoder, keys, texts, stoppable=True)
+            cached = self.catalogs.get(key)
+            if cached is not None:
+                cached.set_matrix(model, matrix)
+            return matrix
+
+        return task
+
+    def complete(
+        self,
+        encoders: Ensemble,
+        entry: CatalogEntry,
+        *,
+        stoppable: bool = False,
+        yielding: bool = False,
+    ) -> FloatArray:
+        """Every part's matrix (kept, or its tool texts the caches lack embedded now, in
+        chunks stored as they finish), joined and kept on the entry.
+
+        ``stoppable`` (background and warm-up work, never a request's own): raises
+        ``EmbeddingStopped`` between chunks once the jobs are closing (shutdown).
+        ``yielding`` (warm-up): waits between chunks while requests' catalogs are embedded.
+        """
+        matrices = []
+        for part in encoders.parts:
+            model = part.model_id
+            kept = entry.matrix(model)
+            if kept is None:
+                keys, texts = entry.keys(model), entry.texts(model)
+                kept = self._embed(part, keys, texts, stoppable=stoppable, yielding=yielding)
+                entry.set_matrix(model, kept)
+            matrices.append(kept)
+        matrix = encoders.combine(matrices)
+        entry.set_matrix(encoders.model_id, matrix)
+        return matrix
+
+    def _embed(
+        self,
+        encoder: Encoder,
+        keys: list[bytes],
+        texts: list[str],
+        *,
+        stoppable: bool,
+        yielding: bool = False,
+    ) -> FloatArray:
+        """The stacked vectors of ``texts``: from the caches, the rest encoded in batches of
+        ``batch_size`` and stored as each batch finishes. A stored vector is a copy: a row
+        view would keep its whole batch alive for as long as the cache keeps the row."""
+        found = self.cache.get_many(keys)
+        missing = [i for i, v in enumerate(found) if v is None]
+        for start in range(0, len(missing), self.batch_size):
+            if yielding:
+                self.jobs.yield_to_asked()
+            if stoppable:
+                self.jobs.checkpoint()
+            chunk = missing[start : start + self.batch_size]
+            began = time.perf_counter()
+            fresh = encoder.encode([texts[i] for i in chunk])
+            self.jobs.observe(len(chunk), time.perf_counter() - began)
+            rows = [np.array(fresh[j], dtype=np.float32) for j in range(len(chunk))]
+            for j, i in enumerate(chunk):
+                found[i] = rows[j]
+            self.cache.put_many([(keys[i], rows[j]) for j, i in enumerate(chunk)])
+        return stack(found, encoder.dim)
+
+    def warm(self, tools: list[Tool], encoders: Ensemble | None) -> int:
+        """Build and fully embed one tool catalog now, in this thread (start-up warm-up).
+
+        Returns how many tool texts had to be encoded (the rest came from the caches).
+        """
+        entry = self.entry(ToolSource.of(tools), encoders).entry
+        if (
+            encoders is None
+            or not len(entry.catalog)
+            or entry.matrix(encoders.model_id) is not None
+        ):
+            return 0
+        found = [v for p in encoders.parts for v in self.cache.get_many(entry.keys(p.model_id))]
+        self.complete(encoders, entry, stoppable=True, yielding=True)
+        return sum(v is None for v in found)
+
+    def embedded(
+        self, tools: list[Tool], encoders: Ensemble | None
+    ) -> tuple[Catalog, FloatArray | None]:
+        """The catalog of ``tools`` and its embedding matrix, embedding it now if it must."""
+        entry = self.entry(ToolSource.of(tools), encoders).entry
+        if encoders is None or not len(entry.catalog):
+            return entry.catalog, None
+        matrix = entry.matrix(encoders.model_id)
+        return entry.catalog, matrix if matrix is not None else self.complete(encoders, entry)
