@@ -37,7 +37,9 @@ $(SECOND): $(STAMP) service/tool_selector/embeddings/models.py
 	$(VENV)/bin/tool-selector fetch-model bge-small-en-v1.5 -o $(SECOND_DIR)
 	touch $(SECOND)
 
+# the learning folder (TOOL_SELECTOR_LEARN_DIR's default): remembered searches and feedback
 run: install
+	mkdir -p .state/learn
 	$(VENV)/bin/tool-selector serve --host $(HOST) --port $(PORT)
 
 lint: install

@@ -1,11 +1,22 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support import RedisProcess, ServiceProcess, start_redis, start_service
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _working_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests run in a folder of their own: what an app writes relative to its working
+    directory (the learning folder, ``TOOL_SELECTOR_LEARN_DIR``) never lands in the checkout."""
+    before = Path.cwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(before)
 
 
 @pytest.fixture(scope="session")

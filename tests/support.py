@@ -113,6 +113,7 @@ def start_service(
     port = free_port()
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
     child_env["PYTHONPATH"] = str(SERVICE_DIR)
+    child_env["TOOL_SELECTOR_LEARN_DIR"] = str(tmp_dir / "learn")  # each service its own
     child_env.update(env or {})
     if child_env.get("TOOL_SELECTOR_ENCODER") != "none":
         child_env.setdefault("TOOL_SELECTOR_STATIC_MODEL_PATH", str(static_table()))
@@ -177,7 +178,12 @@ class RedisProcess:
             self.proc.wait(10)
 
 
-def start_redis(tmp_dir: Path, port: int | None = None) -> RedisProcess:
+def start_redis(
+    tmp_dir: Path, port: int | None = None, *, persistent: bool = False
+) -> RedisProcess:
+    """A redis-server keeping its data in ``tmp_dir``: a cache's (nothing on disk) or, with
+    ``persistent``, the learning store's (append-only file fsynced every write, no
+    eviction; ``deploy/learn-redis``), which a restart on the same folder reads back."""
     exe = shutil.which("redis-server")
     if exe is None:
         raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -192,7 +198,11 @@ def start_redis(tmp_dir: Path, port: int | None = None) -> RedisProcess:
             "--save",
             "",
             "--appendonly",
-            "no",
+            "yes" if persistent else "no",
+            "--appendfsync",
+            "always",
+            "--maxmemory-policy",
+            "noeviction",
             "--dir",
             str(tmp_dir),
         ],

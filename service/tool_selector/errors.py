@@ -15,6 +15,7 @@
         ├── PayloadTooLarge          413: body over the size cap
         ├── UnsupportedMediaType     415: not application/json
         └── ServiceUnavailable       503: overloaded or shutting down
+            └── LearningUnavailable  503: the learning store cannot keep feedback
 
 Every ``RequestError`` becomes ``{"code": ..., "detail": ...}`` with its status at the HTTP edge.
 """
@@ -88,6 +89,11 @@ class UnsupportedMediaType(RequestError):
 
 class ServiceUnavailable(RequestError):
     status = 503
+
+
+class LearningUnavailable(ServiceUnavailable):
+    """The learning store cannot keep feedback now (its Redis down, its folder unwritable):
+    the feedback is not acknowledged."""
 
 
 #: Foreign exceptions a decoder raises, each with the code and detail a caller reads: the one

@@ -192,6 +192,41 @@ class Metrics:
             registry=registry,
         )
 
+        self.feedback = Counter(
+            "tool_selector_feedback_total",
+            "Feedback on searches, by result (accepted, duplicate, unknown_search, "
+            "unshown_only: it named only tools the search had not shown, learning_off, "
+            "unavailable).",
+            ["result"],
+            registry=registry,
+        )
+        self.feedback_names = Counter(
+            "tool_selector_feedback_names_total",
+            "Tool names in accepted feedback: called (kept) or unshown (moved nothing).",
+            ["kind"],
+            registry=registry,
+        )
+        self.learned_answers = Counter(
+            "tool_selector_learned_answers_total",
+            "Searches whose first top_k tools the scope's learned evidence changed.",
+            registry=registry,
+        )
+        self.learn_scopes = Gauge(
+            "tool_selector_learn_scopes",
+            "Scopes whose learned evidence this replica has read.",
+            registry=registry,
+        )
+        self.learn_events = Gauge(
+            "tool_selector_learn_events",
+            "Feedback records in the learned evidence this replica has read, all scopes.",
+            registry=registry,
+        )
+        self.learn_largest_scope = Gauge(
+            "tool_selector_learn_largest_scope_events",
+            "Feedback records of the largest scope this replica has read.",
+            registry=registry,
+        )
+
 
 RATIO_BUCKETS = (0.0, 0.2, 0.34, 0.5, 0.67, 0.8, 0.99, 1.0)
 DURATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)

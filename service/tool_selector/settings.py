@@ -281,6 +281,56 @@ class Settings:
         1,
     )
 
+    learn: bool = _setting(
+        True,
+        "Learn each scope's wording from what its model calls: remember every search (scope, "
+        "caller, the pattern's vector and hashed terms, the tools answered), take back "
+        "`POST /v1/tool-discovery/feedback`, and rank a search with the feedback of near "
+        "searches of its scope (docs/learning.md). With no feedback in a scope its answers are "
+        "what they are with this off. `false`: no search is remembered, the endpoint answers "
+        "404 `learning_off`.",
+    )
+    learn_redis_url: str = _setting(
+        "",
+        "Redis that keeps remembered searches and feedback for every replica "
+        "(`redis://host:6379/0`). It must keep what it is given: append-only file, "
+        "`maxmemory-policy noeviction` (deploy/learn-redis), not the embedding cache's. Empty: "
+        "`TOOL_SELECTOR_LEARN_DIR` on this replica's disk.",
+    )
+    learn_dir: str = _setting(
+        ".state/learn",
+        "Folder of this replica's remembered searches and feedback when no learning Redis is "
+        "set (relative to the working directory; `make run` creates it). Unwritable: feedback "
+        "answers 503 `learning_unavailable`.",
+    )
+    learn_search_ttl_seconds: int = _setting(
+        3600 * 2, "How long a search can be given feedback (its id is remembered).", 3600
+    )
+    learn_max_searches: int = _setting(
+        200_000, "Searches remembered at most per replica (Redis: bounded by the TTL).", 1
+    )
+    learn_max_events: int = _setting(
+        20_000, "Feedback records a scope keeps; the oldest go first.", 1
+    )
+    learn_ttl_days: float = _setting(
+        180.0,
+        "Feedback older than this many days is no evidence (it also decays, halving "
+        "every 30 days).",
+        1,
+    )
+    learn_caller_share: float = _setting(
+        0.25,
+        "Most of a shared scope's evidence one caller's feedback may be (its newest kept): a "
+        "caller flooding a scope cannot make it theirs. A scope's only caller is not capped.",
+        0.01,
+    )
+    learn_refresh_ms: int = _setting(
+        1000,
+        "Longest a replica reads a scope's evidence as it was before rereading it (another "
+        "replica's feedback reaches its answers within about this).",
+        0,
+    )
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Build settings from ``TOOL_SELECTOR_*`` keys of ``env``; unknown keys are refused."""

@@ -22,6 +22,7 @@ from tool_selector_client.providers import (
     QUERY_SCHEMA,
     DeferredSearch,
     Options,
+    calls_after_searches,
     context_of,
     field_of,
     hooks,
@@ -108,7 +109,30 @@ def _search(
     sent = sent_context(options, messages, partial(_conversation, tool_use))
     query = query_of(field_of(tool_use, "input"))
     output = partial(_tool_result, tool_use)
-    return DeferredSearch(query, anthropic_deferred(listed(tools)), options, sent, output)
+    key = str(field_of(tool_use, "id") or "")
+    earlier = _earlier(tool_use, messages) if messages is not None else {}
+    deferred = anthropic_deferred(listed(tools))
+    return DeferredSearch(query, deferred, options, sent, output, key, earlier)
+
+
+def _earlier(tool_use: Any, messages: Iterable[Any]) -> dict[str, tuple[str, ...]]:
+    """What the model called after each earlier search of the conversation (``Calls``);
+    nothing when the conversation cannot be read."""
+    try:
+        steps = [
+            (str(field_of(b, "id") or ""), str(field_of(b, "name") or ""))
+            for m in listed(messages)
+            for b in _blocks(field_of(m, "content"))
+            if field_of(b, "type") == "tool_use"
+        ]
+    except Exception:  # the caller's odd conversation loses only the feedback
+        return {}
+    search_tool = str(field_of(tool_use, "name") or SEARCH_TOOL_NAME)
+    return calls_after_searches(steps, search_tool, str(field_of(tool_use, "id") or ""))
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [] if isinstance(content, str) else listed(content)
 
 
 def _conversation(tool_use: Any, messages: Iterable[Any]) -> Context | None:

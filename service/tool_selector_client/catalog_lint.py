@@ -16,7 +16,15 @@ from msgspec import Struct
 
 from tool_selector_client.wire import Tool
 
-__all__ = ["LINT_PATH", "Finding", "FindingKind", "LintReport", "LintRequest", "ProbeRecall"]
+__all__ = [
+    "LINT_PATH",
+    "Finding",
+    "FindingKind",
+    "LintReport",
+    "LintRequest",
+    "ProbeRecall",
+    "ToolUse",
+]
 
 #: The catalog report's path.
 LINT_PATH = "/v1/catalog/lint"
@@ -31,6 +39,8 @@ FindingKind = Literal[
     "undescribed_parameters",
     "description_too_long",
     "too_many_tools",
+    "never_called",
+    "after_retry",
 ]
 
 
@@ -68,9 +78,20 @@ class ProbeRecall(Struct, frozen=True):
     tools_reached: int
 
 
-class LintReport(Struct, frozen=True, kw_only=True):
+class ToolUse(Struct, frozen=True):
+    """One tool's use in the report's scope (learned feedback): the answers that showed it,
+    the times the model called it, and how many of those came after a second search."""
+
+    name: str
+    shown: int
+    called: int
+    after_retry: int
+
+
+class LintReport(Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The report on one catalog: its key, size, which ranker answered the probes, the
-    probes' recall and the findings, most urgent kind first."""
+    probes' recall and the findings, most urgent kind first; ``usage``: each tool's use in
+    the request's scope, when its feedback saw any (``X-Tool-Selector-Scope``)."""
 
     catalog: str
     tools: int
@@ -79,3 +100,4 @@ class LintReport(Struct, frozen=True, kw_only=True):
     recall: ProbeRecall
     findings: list[Finding]
     seconds: float = 0.0
+    usage: list[ToolUse] | None = None

@@ -8,14 +8,19 @@ deadline, the sync client runs it on a worker thread and stops waiting at the de
 the worker's socket reads and writes are bounded by the same deadline, so a server that
 trickles its headers cannot keep a worker (and every call queued behind it) busy. A small
 circuit breaker skips the service after repeated failures.
+
+``feedback`` tells the service which tools of a selection's answer the model then called
+(its search id names the search); it never raises either and does not feed the breaker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -30,21 +35,29 @@ from tool_selector_client.core import (
     NO_CONTROLS,
     Controls,
     FailReason,
+    FeedbackReason,
     Prepared,
+    Reported,
     Selection,
     clamp_top_k,
     fail_open,
+    feedback_body,
     interpret,
     listed,
     permitted,
     prepare,
+    reported,
     unhealthy,
 )
-from tool_selector_client.wire import SEARCH_PATH
+from tool_selector_client.wire import FEEDBACK_PATH, SCOPE_HEADER, SEARCH_ID_HEADER, SEARCH_PATH
 
 __all__ = ["AsyncSelectorClient", "SelectorClient"]
 
 CertTypes = str | tuple[str, str] | tuple[str, str, str]
+#: An answer as the exchange read it: its status, its body, its search id.
+Exchanged = tuple[int, bytes, str]
+#: Provider search calls whose answers a client keeps for their feedback (``note_search``).
+NOTED = 1024
 
 
 class _DeadlineExceeded(Exception):
@@ -150,8 +163,10 @@ class _Base:
         cert: CertTypes | None = None,
         enabled: bool = True,
         breaker: CircuitBreaker | None = None,
+        scope: str | None = None,
     ) -> None:
         self.url = url.rstrip("/") + SEARCH_PATH
+        self.feedback_url = url.rstrip("/") + FEEDBACK_PATH
         self.timeout_s = timeout_s
         self.max_search_results = max_search_results
         self.enabled = enabled
@@ -159,6 +174,10 @@ class _Base:
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
+        if scope:
+            self._headers[SCOPE_HEADER] = scope
+        self._noted: OrderedDict[str, tuple[str, tuple[str, ...]]] = OrderedDict()
+        self._noted_lock = threading.Lock()
         self._tls = tls_context(verify, cert)
 
     def _start(
@@ -189,7 +208,7 @@ class _Base:
             return _crashed(tools, exc, started)
 
     def _conclude(
-        self, prepared: Prepared, started: float, exchanged: tuple[int, bytes] | Exception
+        self, prepared: Prepared, started: float, exchanged: Exchanged | Exception
     ) -> Selection:
         """The selection for what the exchange gave, its answer or its error, fed to the
         breaker; never raises."""
@@ -199,11 +218,35 @@ class _Base:
                 reason, detail = _reason_of(exchanged)
                 selection = fail_open(prepared.tools, reason, latency_s=latency_s, detail=detail)
             else:
-                selection = interpret(prepared, *exchanged, latency_s)
+                status, body, sid = exchanged
+                selection = interpret(prepared, status, body, latency_s, sid)
             self.breaker.record(not unhealthy(selection))
             return selection
         except Exception as exc:  # a bug here must not reach the proxy either
             return _crashed(prepared.tools, exc, started)
+
+    def note_search(self, key: str, selection: Selection) -> None:
+        """Remember a provider search call's answer (its search id and names) by the
+        provider's call id, so a later hook call of the conversation can report what the
+        model called after it (``report_calls``); the last ``NOTED`` are kept."""
+        if not key or not selection.search_id:
+            return
+        with self._noted_lock:
+            self._noted[key] = (selection.search_id, selection.names)
+            while len(self._noted) > NOTED:
+                self._noted.popitem(last=False)
+
+    def _due(self, calls: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
+        """The feedback owed for ``calls`` (search call id -> tools called after it): for
+        each noted search, its search id and the called tools its answer held; each once."""
+        owed = []
+        with self._noted_lock:
+            for key, called in calls.items():
+                noted = self._noted.pop(key, None)
+                if noted is not None:
+                    sid, names = noted
+                    owed.append((sid, [n for n in called if n in names]))
+        return owed
 
     def _timeouts(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_s)
@@ -238,6 +281,18 @@ def _crashed(tools: list[Any], exc: Exception, started: float) -> Selection:
     """A bug in the client itself: fail open all the same."""
     detail = f"client error: {exc!r}"[:200]
     return fail_open(tools, "bad_response", latency_s=time.monotonic() - started, detail=detail)
+
+
+def _search_id(response: httpx.Response) -> str:
+    """The answer's search id (``X-Tool-Selector-Search-Id``; empty when absent)."""
+    return str(response.headers.get(SEARCH_ID_HEADER, ""))
+
+
+def _unreported(exc: BaseException) -> Reported:
+    """A feedback the exchange lost: why, as ``core.FeedbackReason`` says it."""
+    reason, detail = _reason_of(exc)
+    lost: FeedbackReason = reason if reason in ("timeout", "connect_error") else "bad_response"
+    return Reported(False, lost, detail=detail)
 
 
 def _reason_of(exc: BaseException) -> tuple[FailReason, str]:
@@ -294,7 +349,7 @@ class SelectorClient(_Base):
         except Exception as exc:  # a closed client fails open too
             return _crashed(prepared.tools, exc, started)
         try:
-            exchanged: tuple[int, bytes] | Exception = future.result(
+            exchanged: Exchanged | Exception = future.result(
                 timeout=max(0.0, deadline - time.monotonic())
             )
         except Exception as exc:  # the worker's failure, whatever it is, fails open
@@ -302,12 +357,40 @@ class SelectorClient(_Base):
             exchanged = exc
         return self._conclude(prepared, started, exchanged)
 
-    def _exchange(self, body: bytes, deadline: float) -> tuple[int, bytes]:
+    def feedback(self, search: Selection | str, called: Iterable[str]) -> Reported:
+        """Tell the service which tools of ``search``'s answer (a ``Selection``, or its
+        ``search_id``) the model called after it (none: ``[]``); never raises."""
+        sid = search.search_id if isinstance(search, Selection) else search
+        if not sid:
+            return Reported(False, "no_search")
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            future = self._pool.submit(
+                self._exchange, feedback_body(sid, called), deadline, self.feedback_url
+            )
+            status, body, _ = future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except Exception as exc:  # the feedback is lost, never the caller's turn
+            return _unreported(exc)
+        return reported(status, body)
+
+    def report_calls(self, calls: Mapping[str, Sequence[str]]) -> None:
+        """Send the feedback owed for ``calls`` (``note_search``) on the worker threads,
+        without waiting: a lost feedback costs the caller nothing."""
+        for sid, called in self._due(calls):
+            deadline = time.monotonic() + self.timeout_s
+            with contextlib.suppress(Exception):  # a closed pool loses only the feedback
+                self._pool.submit(
+                    self._exchange, feedback_body(sid, called), deadline, self.feedback_url
+                )
+
+    def _exchange(self, body: bytes, deadline: float, url: str | None = None) -> Exchanged:
         if time.monotonic() >= deadline:
             raise _DeadlineExceeded
         _WORKER.deadline = deadline
         try:
-            with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:
+            with self._http.stream(
+                "POST", url or self.url, content=body, headers=self._headers
+            ) as resp:
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in resp.iter_bytes():
@@ -317,7 +400,7 @@ class SelectorClient(_Base):
                     if size > MAX_RESPONSE_BYTES:
                         raise _TooLarge
                     chunks.append(chunk)
-                return resp.status_code, b"".join(chunks)
+                return resp.status_code, b"".join(chunks), _search_id(resp)
         finally:
             _WORKER.deadline = None
 
@@ -360,13 +443,33 @@ class AsyncSelectorClient(_Base):
             return prepared
         try:
             with anyio.fail_after(max(0.0, started + self.timeout_s - time.monotonic())):
-                exchanged: tuple[int, bytes] | Exception = await self._exchange(prepared.body)
+                exchanged: Exchanged | Exception = await self._exchange(prepared.body)
         except Exception as exc:  # a timeout, the connection, the body: each fails open
             exchanged = exc
         return self._conclude(prepared, started, exchanged)
 
-    async def _exchange(self, body: bytes) -> tuple[int, bytes]:
-        async with self._http.stream("POST", self.url, content=body, headers=self._headers) as resp:
+    async def feedback(self, search: Selection | str, called: Iterable[str]) -> Reported:
+        """``SelectorClient.feedback``, awaited."""
+        sid = search.search_id if isinstance(search, Selection) else search
+        if not sid:
+            return Reported(False, "no_search")
+        try:
+            with anyio.fail_after(self.timeout_s):
+                body = feedback_body(sid, called)
+                status, answer, _ = await self._exchange(body, self.feedback_url)
+        except Exception as exc:  # the feedback is lost, never the caller's turn
+            return _unreported(exc)
+        return reported(status, answer)
+
+    async def report_calls(self, calls: Mapping[str, Sequence[str]]) -> None:
+        """Send the feedback owed for ``calls`` (``note_search``); never raises."""
+        for sid, called in self._due(calls):
+            await self.feedback(sid, called)
+
+    async def _exchange(self, body: bytes, url: str | None = None) -> Exchanged:
+        async with self._http.stream(
+            "POST", url or self.url, content=body, headers=self._headers
+        ) as resp:
             chunks: list[bytes] = []
             size = 0
             async for chunk in resp.aiter_bytes():
@@ -374,7 +477,7 @@ class AsyncSelectorClient(_Base):
                 if size > MAX_RESPONSE_BYTES:
                     raise _TooLarge
                 chunks.append(chunk)
-            return resp.status_code, b"".join(chunks)
+            return resp.status_code, b"".join(chunks), _search_id(resp)
 
     async def aclose(self) -> None:
         """Release the connection pool."""

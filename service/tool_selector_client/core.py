@@ -9,27 +9,39 @@ and an empty or all-unknown answer is not meaningful (fail open).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 import msgspec
 
 from tool_selector_client.definitions import expand, pick_definitions, to_wire
 from tool_selector_client.policy import facts, failed_filter
-from tool_selector_client.wire import Budget, Context, Filters, SearchRequest, SearchResponse, Tool
+from tool_selector_client.wire import (
+    Budget,
+    Context,
+    Feedback,
+    Filters,
+    SearchRequest,
+    SearchResponse,
+    Tool,
+)
 
 __all__ = [
     "FAIL_REASONS",
     "Controls",
     "FailReason",
+    "FeedbackReason",
     "Prepared",
+    "Reported",
     "Selection",
     "clamp_top_k",
     "fail_open",
+    "feedback_body",
     "interpret",
     "listed",
     "permitted",
     "prepare",
+    "reported",
     "unhealthy",
 ]
 
@@ -54,6 +66,7 @@ MAX_RESPONSE_BYTES = 1 << 20
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(SearchResponse)
+_FEEDBACK = msgspec.json.Decoder(Feedback)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +75,8 @@ class Selection:
 
     ``tools`` is what to give the model: the raw definitions of our picks when the answer
     was meaningful, otherwise every deferred tool (fail open) and ``reason`` says why.
+    ``search_id``: the answer's ``X-Tool-Selector-Search-Id`` (empty when no answer came),
+    the id its feedback names (``SelectorClient.feedback``).
     """
 
     tools: list[Any]
@@ -70,6 +85,7 @@ class Selection:
     latency_s: float = 0.0
     status: int | None = None
     detail: str = ""
+    search_id: str = ""
 
     @property
     def ok(self) -> bool:
@@ -199,8 +215,14 @@ def prepare(
     )
 
 
-def interpret(prepared: Prepared, status: int, body: bytes, latency_s: float) -> Selection:
-    """Apply the proxy's validation rules to the service's answer."""
+def interpret(
+    prepared: Prepared, status: int, body: bytes, latency_s: float, search_id: str = ""
+) -> Selection:
+    """Apply the proxy's validation rules to the service's answer (its id: ``search_id``)."""
+    return replace(_interpreted(prepared, status, body, latency_s), search_id=search_id)
+
+
+def _interpreted(prepared: Prepared, status: int, body: bytes, latency_s: float) -> Selection:
     tools = prepared.tools
     if not 200 <= status < 300:
         return fail_open(tools, "http_status", latency_s=latency_s, status=status)
@@ -224,3 +246,37 @@ def interpret(prepared: Prepared, status: int, body: bytes, latency_s: float) ->
         latency_s=latency_s,
         status=status,
     )
+
+
+FeedbackReason = Literal["timeout", "connect_error", "http_status", "bad_response", "no_search"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """What became of a feedback: ``kept`` (the service keeps it), else ``reason`` says why
+    not (``http_status`` with ``status``: 404 for a search it does not remember, or learning
+    off; ``no_search``: the selection had no search id). ``unshown``: names the search had
+    not shown (they moved nothing). Never an exception."""
+
+    kept: bool
+    reason: FeedbackReason | None = None
+    status: int | None = None
+    unshown: tuple[str, ...] = ()
+    detail: str = ""
+
+
+def feedback_body(search_id: str, called: Iterable[str]) -> bytes:
+    """The body of ``POST /v1/tool-discovery/feedback``."""
+    names = [n for n in dict.fromkeys(called) if isinstance(n, str) and n]
+    return _ENCODER.encode({"search_id": search_id, "called": names})
+
+
+def reported(status: int, body: bytes) -> Reported:
+    """What a feedback's answer says (``Reported``)."""
+    if not 200 <= status < 300:
+        return Reported(False, "http_status", status, detail=body[:200].decode(errors="replace"))
+    try:
+        answer = _FEEDBACK.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        return Reported(False, "bad_response", status, detail=str(exc)[:200])
+    return Reported(answer.kept, None, status, tuple(answer.unshown))

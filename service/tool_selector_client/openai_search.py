@@ -159,7 +159,33 @@ def _search(
     sent = providers.sent_context(options, conversation, openai_context)
     ranked = [_ranked(name, d) for name, d in deferred.items()]
     query = providers.query_of(providers.field_of(call, "arguments"))
-    return providers.DeferredSearch(query, ranked, options, sent, partial(_output, call, deferred))
+    output = partial(_output, call, deferred)
+    key = str(providers.field_of(call, "call_id") or "")
+    earlier = _earlier(key, conversation)
+    return providers.DeferredSearch(query, ranked, options, sent, output, key, earlier)
+
+
+#: How a ``tool_search_call`` reads among a conversation's calls (no function has this name).
+_SEARCH = "\x00tool_search"
+
+
+def _earlier(key: str, conversation: Any) -> dict[str, tuple[str, ...]]:
+    """What the model called after each earlier ``tool_search_call`` of the conversation
+    (``providers.Calls``); nothing when there is none or it cannot be read."""
+    if conversation is None or isinstance(conversation, str):
+        return {}
+    try:
+        steps = []
+        for item in listed(conversation):
+            kind = providers.field_of(item, "type")
+            call_id = str(providers.field_of(item, "call_id") or "")
+            if kind == "tool_search_call":
+                steps.append((call_id, _SEARCH))
+            elif kind == "function_call":
+                steps.append((call_id, str(providers.field_of(item, "name") or "")))
+    except Exception:  # the caller's odd conversation loses only the feedback
+        return {}
+    return providers.calls_after_searches(steps, _SEARCH, key)
 
 
 def _output(call: Any, deferred: Mapping[str, Deferred], names: tuple[str, ...]) -> dict[str, Any]:

@@ -11,6 +11,11 @@ the names to load:
   ``relevance`` pick over the deferred tools the filters permit, and every one of them when
   that pick finds nothing. ``SearchAnswer.reason`` says why, ``fallback`` says which.
 
+Feedback without a call: the hooks remember each search's answer on the client (its search
+id and names, by the provider's search call id) and, reading a later search call of the same
+conversation, report which of an earlier search's tools the model called after it
+(``Calls``: the provider module reads them from the conversation it is already given).
+
 Every answer is counted on ``ClientMetrics`` (when given) under mode ``enforce``, as the
 rollout counts a decision whose tools are used. Provider objects may be plain dicts or the
 SDKs' own models: fields are read with ``field_of``, never through an SDK import.
@@ -21,7 +26,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, ParamSpec, Protocol, TypeVar
 
 from tool_selector_client.client import AsyncSelectorClient, SelectorClient
@@ -35,10 +40,12 @@ __all__ = [
     "QUERY_SCHEMA",
     "AsyncHook",
     "BlockingHook",
+    "Calls",
     "DeferredSearch",
     "Options",
     "SearchAnswer",
     "answer",
+    "calls_after_searches",
     "context_of",
     "field_of",
     "hooks",
@@ -62,6 +69,9 @@ CONTEXT_MESSAGES = 16
 CONTEXT_MESSAGE_CHARS = 4000
 CONTEXT_TOOLS = 16
 Fallback = Literal["keyword", "all"]
+#: Per earlier search call of the conversation (the provider's call id), the tools the model
+#: called after it, before its next search.
+Calls = Mapping[str, tuple[str, ...]]
 P = ParamSpec("P")
 HookT = TypeVar("HookT", bound=Callable[..., Any])
 
@@ -84,13 +94,17 @@ class Options:
 class DeferredSearch:
     """The model's search as the service is asked it: the query, the deferred tools as the
     service ranks them, the caller's options, the ``context`` to send (``sent_context``), and
-    how the provider's answer is written from the names to load."""
+    how the provider's answer is written from the names to load; ``key``: the provider's id
+    of this search call, and ``earlier``: what the model called after each earlier search of
+    the conversation (``Calls``)."""
 
     query: str
     tools: list[Any]
     options: Options
     context: Context | None
     output: Callable[[tuple[str, ...]], dict[str, Any]]
+    key: str = ""
+    earlier: Calls = field(default_factory=dict)
 
     @property
     def request(self) -> tuple[str, list[Any], int | None, tuple[str, ...], Controls]:
@@ -214,18 +228,43 @@ def hooks(read: Callable[P, DeferredSearch], name: str) -> tuple[BlockingHook[P]
 
     def blocking(client: SelectorClient, *args: P.args, **kwargs: P.kwargs) -> SearchAnswer:
         search = read(*args, **kwargs)
-        return answer(search, client.select(*search.request), client.max_search_results)
+        client.report_calls(search.earlier)
+        selection = client.select(*search.request)
+        client.note_search(search.key, selection)
+        return answer(search, selection, client.max_search_results)
 
     async def awaiting(
         client: AsyncSelectorClient, *args: P.args, **kwargs: P.kwargs
     ) -> SearchAnswer:
         search = read(*args, **kwargs)
-        return answer(search, await client.select(*search.request), client.max_search_results)
+        await client.report_calls(search.earlier)
+        selection = await client.select(*search.request)
+        client.note_search(search.key, selection)
+        return answer(search, selection, client.max_search_results)
 
     return (
         _public(blocking, read, name, "SelectorClient", read.__doc__),
         _public(awaiting, read, f"{name}_async", "AsyncSelectorClient", f"Async ``{name}``."),
     )
+
+
+def calls_after_searches(
+    steps: Iterable[tuple[str, str]], search_tool: str, current: str
+) -> dict[str, tuple[str, ...]]:
+    """``Calls`` from a conversation's tool calls in order, each ``(call id, tool name)``:
+    every call of ``search_tool`` before ``current`` opens a search, and the other tools
+    called until the next search are what the model called after it."""
+    out: dict[str, list[str]] = {}
+    opened: str | None = None
+    for call_id, name in steps:
+        if name == search_tool:
+            if call_id == current:
+                break
+            opened = call_id
+            out[opened] = []
+        elif opened is not None and name:
+            out[opened].append(name)
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
 
 def _public(

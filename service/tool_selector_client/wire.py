@@ -7,6 +7,9 @@
   use it to pre-filter a whole request (``query`` is the user's last message), v0.5.3+ for
   ``gateway_search_tools``. v0.5.2 posts the first contract's body to this path, so a body
   with ``pattern`` and no ``query`` is answered in the first contract's shape there.
+- ``POST /v1/tool-discovery/feedback`` (``FEEDBACK_PATH``): ``FeedbackRequest`` -> ``Feedback``:
+  which tools of a search's answer the model then called (``X-Tool-Selector-Search-Id``
+  names the search); ``DELETE`` it with ``?scope=NAME`` forgets a scope's feedback.
 
 The client package owns these types; the server imports them, never the reverse.
 Bounds that are part of the contract itself live in the types; the limits an
@@ -23,9 +26,13 @@ from msgspec import Meta, Struct
 
 __all__ = [
     "COMPRESS_PATH",
+    "FEEDBACK_PATH",
+    "MAX_CALLED",
     "MAX_CONTEXT_ITEMS",
     "MAX_GLOBS",
     "MAX_GLOB_CHARS",
+    "SCOPE_HEADER",
+    "SEARCH_ID_HEADER",
     "SEARCH_PATH",
     "Budget",
     "CompressData",
@@ -36,6 +43,8 @@ __all__ = [
     "Context",
     "ErrorBody",
     "Explanation",
+    "Feedback",
+    "FeedbackRequest",
     "Filters",
     "Removed",
     "SearchRequest",
@@ -48,6 +57,14 @@ __all__ = [
 SEARCH_PATH = "/v1/tool-discovery/search"
 #: The proxy's later contract (``urls.compresr`` + this path); also served without the slash.
 COMPRESS_PATH = "/api/compress/tool-discovery/"
+
+#: Feedback on a search (``FeedbackRequest``); ``DELETE ?scope=`` forgets a scope's feedback.
+FEEDBACK_PATH = "/v1/tool-discovery/feedback"
+#: The header every answer names its search by, and the one a search names its scope by.
+SEARCH_ID_HEADER = "X-Tool-Selector-Search-Id"
+SCOPE_HEADER = "X-Tool-Selector-Scope"
+#: Most names in one feedback's ``called``.
+MAX_CALLED = 64
 
 #: A tool name: non-empty, no control characters.
 ToolName = Annotated[str, Meta(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")]
@@ -265,3 +282,26 @@ class CompressErrorBody(Struct, frozen=True, kw_only=True):
     message: str
     code: str
     detail: str
+
+
+#: A search id as ``X-Tool-Selector-Search-Id`` carries it: 32 hex digits.
+SearchId = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}$")]
+
+
+class FeedbackRequest(Struct, frozen=True):
+    """Which tools of search ``search_id``'s answer the model called after it (``[]``: none
+    of them). Names the answer did not hold are counted apart and move nothing."""
+
+    search_id: SearchId
+    called: Annotated[list[ToolName], Meta(max_length=MAX_CALLED)]
+
+
+class Feedback(Struct, frozen=True, kw_only=True):
+    """What became of a feedback: ``kept`` (true: kept, and it survives a restart), the
+    called names kept, the names the search had not shown (``unshown``: moved nothing), and
+    ``duplicate`` (the search already had its feedback; this one moved nothing)."""
+
+    kept: bool
+    called: list[str]
+    unshown: list[str]
+    duplicate: bool = False

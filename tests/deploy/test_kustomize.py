@@ -109,7 +109,7 @@ def test_servicemonitor_validation_catches_an_unknown_field() -> None:
                 "NetworkPolicy",
             },
         ),
-        ("production", {"ServiceMonitor"}),
+        ("production", {"ServiceMonitor", "StatefulSet"}),
         ("shadow", {"ServiceMonitor"}),
     ],
     ids=["standalone", "production", "shadow"],
@@ -122,14 +122,32 @@ def test_overlay_has_the_kinds(overlay: str, kinds: set[str]) -> None:
     ("overlay", "env"),
     [
         ("standalone", set()),
-        ("production", {"TOOL_SELECTOR_REDIS_URL"}),
+        ("production", {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_LEARN_REDIS_URL"}),
         ("shadow", {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_SHADOW"}),
     ],
     ids=["standalone", "production", "shadow"],
 )
 def test_components_set_their_env(overlay: str, env: set[str]) -> None:
     names = {e["name"] for e in api_container(overlay)["env"]}
-    assert names & {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_SHADOW"} == env
+    components = {
+        "TOOL_SELECTOR_REDIS_URL",
+        "TOOL_SELECTOR_SHADOW",
+        "TOOL_SELECTOR_LEARN_REDIS_URL",
+    }
+    assert names & components == env
+
+
+def test_the_learning_redis_keeps_what_it_is_given() -> None:
+    """Append-only file on a claimed volume, no eviction: unlike the embedding cache's."""
+    learn = named("production", "StatefulSet", "tool-selector-learn-redis")
+    args = learn["spec"]["template"]["spec"]["containers"][0]["args"]
+    flags = dict(zip(args[::2], args[1::2], strict=True))
+    assert flags["--appendonly"] == "yes"
+    assert flags["--maxmemory-policy"] == "noeviction"
+    assert learn["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
+    cache = named("production", "Deployment", "tool-selector-redis")
+    cache_args = cache["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "allkeys-lru" in cache_args
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -231,10 +249,13 @@ def test_api_selectors_pick_the_api_pods_and_not_redis(overlay: str) -> None:
         *(
             d["spec"]["podSelector"]
             for d in of_kind(overlay, "NetworkPolicy")
-            if d["metadata"]["name"] != "tool-selector-redis"
+            if d["metadata"]["name"] not in {"tool-selector-redis", "tool-selector-learn-redis"}
         ),
     ]
-    assert all(selects(s, api) and not selects(s, redis) for s in selectors)
+    learn = {"app.kubernetes.io/name": "tool-selector-learn-redis"}
+    assert all(
+        selects(s, api) and not selects(s, redis) and not selects(s, learn) for s in selectors
+    )
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

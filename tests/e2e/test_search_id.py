@@ -12,12 +12,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.support import SAMPLE_TOOLS, ServiceProcess, start_service, wait_until, warm_catalog
-from tool_selector.http.search_id import SEARCH_ID_HEADER
 from tool_selector.http.wiring import build_selector, fusion_digest
 from tool_selector.metrics import Metrics
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH
-from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_ID_HEADER, SEARCH_PATH
 
 KEY = "k" * 32
 JSON = {"content-type": "application/json"}

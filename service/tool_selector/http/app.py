@@ -18,6 +18,7 @@ from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.onnx import ONNX_MODEL_ID
 from tool_selector.http.auth import KeyRing
 from tool_selector.http.edge import error_response
+from tool_selector.http.feedback import feedback, forget
 from tool_selector.http.guard import guard_middleware
 from tool_selector.http.handlers import (
     compress,
@@ -51,11 +52,23 @@ def create_app(
 ) -> Litestar:
     """Build the ASGI app. Nothing heavy happens here; the model loads in the lifespan."""
     state = build_state(settings, encoder_factory, registry or CollectorRegistry())
+    keys = KeyRing.from_settings(settings)
+    state.tokens_on = keys.enabled
     app = Litestar(
-        route_handlers=[search, compress, lint_catalog, health, healthz, readyz, metrics],
+        route_handlers=[
+            search,
+            compress,
+            feedback,
+            forget,
+            lint_catalog,
+            health,
+            healthz,
+            readyz,
+            metrics,
+        ],
         exception_handlers={Exception: error_response},
         before_send=[stamp],
-        middleware=[guard_middleware(state, KeyRing.from_settings(settings))],
+        middleware=[guard_middleware(state, keys)],
         request_max_body_size=settings.max_body_bytes,
         lifespan=[partial(_lifespan, state)],
         openapi_config=None,
@@ -119,6 +132,8 @@ async def _lifespan(state: AppState, app: Litestar) -> AsyncIterator[None]:
         state.selector.jobs.close(timeout=_STOP_SECONDS)
         loader.join(_STOP_SECONDS)
         state.selector.cache.close()
+        if state.selector.learning is not None:
+            state.selector.learning.store.close()
         shadow: ShadowCompare | None = app.state.get("shadow")
         if shadow is not None:
             shadow.close()

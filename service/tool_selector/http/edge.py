@@ -15,16 +15,22 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from tool_selector.errors import RequestError, code_for_status
+from tool_selector.errors import RequestError, UnsupportedMediaType, code_for_status
 from tool_selector.http.state import state_of
 from tool_selector.pipeline.contracts import is_compress_path
 from tool_selector_client.catalog_lint import LINT_PATH
-from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, CompressErrorBody, ErrorBody
+from tool_selector_client.wire import (
+    COMPRESS_PATH,
+    FEEDBACK_PATH,
+    SEARCH_PATH,
+    CompressErrorBody,
+    ErrorBody,
+)
 
 #: Every path a search is served on (the compress path with and without its slash).
 SEARCH_PATHS = frozenset({SEARCH_PATH, COMPRESS_PATH, COMPRESS_PATH.rstrip("/")})
-#: Every path the guard reads the body of: the searches and the catalog report.
-GUARDED_PATHS = SEARCH_PATHS | {LINT_PATH}
+#: Every path the guard reads the body of: the searches, the catalog report, the feedback.
+GUARDED_PATHS = SEARCH_PATHS | {LINT_PATH, FEEDBACK_PATH}
 JSON = "application/json"
 _ENCODER = msgspec.json.Encoder()
 
@@ -60,3 +66,12 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
         media_type=JSON,
         headers=headers,
     )
+
+
+def require_json(request: Request[Any, Any, Any]) -> None:
+    """415 unless the request says its body is JSON."""
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != JSON:
+        raise UnsupportedMediaType(
+            "unsupported_media_type", f"Content-Type must be {JSON}, got {media or 'nothing'}"
+        )

@@ -8,6 +8,7 @@ contract encodes the names in its answer shape. Errors: ``http.edge``.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -16,8 +17,9 @@ from litestar import Request, Response, get, post
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from tool_selector import __version__
-from tool_selector.errors import BadRequest, UnsupportedMediaType
-from tool_selector.http.edge import JSON, error_bytes
+from tool_selector.errors import BadRequest
+from tool_selector.http.edge import JSON, error_bytes, require_json
+from tool_selector.http.feedback import scope_of
 from tool_selector.http.search_id import search_id
 from tool_selector.http.shadow import ShadowCompare
 from tool_selector.http.state import AppState, state_of
@@ -55,10 +57,11 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     started = time.perf_counter()
     runtime.metrics.in_flight.inc()
     try:
-        _require_json(request)
+        require_json(request)
         body = await request.body()
+        who = _who(runtime, request)
         contract, ask, outcome = await runtime.workers.run(
-            partial(_decode_and_select, runtime, body, request.scope["path"]), started
+            partial(_decode_and_select, runtime, body, request.scope["path"], who), started
         )
     except Exception:
         runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
@@ -80,13 +83,32 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
+def _who(runtime: AppState, request: Request[Any, Any, Any]) -> tuple[str, str, str] | None:
+    """The search's id, scope and caller when it is remembered for feedback (learning on)."""
+    if runtime.selector.learning is None:
+        return None
+    scope, caller = scope_of(request, tokens_on=runtime.tokens_on)
+    return search_id(request.scope), scope, caller
+
+
 def _decode_and_select(
-    runtime: AppState, body: bytes, path: str, started: float
+    runtime: AppState,
+    body: bytes,
+    path: str,
+    who: tuple[str, str, str] | None,
+    started: float,
 ) -> tuple[Contract, Ask, Outcome]:
-    """Decode once and rank, in a worker thread (even the body scan stays off the loop)."""
+    """Decode once and rank, in a worker thread (even the body scan stays off the loop);
+    with learning on, in the search's scope, then remembered for its feedback (``who``)."""
     contract, ask = runtime.decoder.decode(body, path)
     runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
-    return contract, ask, runtime.selector.select(ask)
+    if who is None:
+        return contract, ask, runtime.selector.select(ask)
+    sid, scope, caller = who
+    ask = replace(ask, scope=scope)
+    outcome = runtime.selector.select(ask)
+    runtime.selector.remember(sid, ask, outcome, caller)
+    return contract, ask, outcome
 
 
 @post(LINT_PATH, status_code=200)
@@ -95,13 +117,14 @@ async def lint_catalog(request: Request[Any, Any, Any]) -> Response[bytes]:
     JSON, or as text with ``?format=text``."""
     runtime = state_of(request)
     started = time.perf_counter()
-    _require_json(request)
+    require_json(request)
     fmt = request.query_params.get("format", "json")
     if fmt not in {"json", "text"}:
         raise BadRequest("invalid_format", f"format must be json or text, got {fmt!r}")
     body = await request.body()
+    scope = scope_of(request, tokens_on=runtime.tokens_on)[0] if runtime.selector.learning else None
     report = await runtime.workers.run(
-        lambda _: lint_body(body, runtime.decoder, runtime.selector), started
+        lambda _: lint_body(body, runtime.decoder, runtime.selector, scope), started
     )
     if fmt == "text":
         return Response(render_text(report).encode(), media_type=TEXT)
@@ -138,14 +161,6 @@ async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(
         generate_latest(state_of(request).metrics.registry), media_type=CONTENT_TYPE_LATEST
     )
-
-
-def _require_json(request: Request[Any, Any, Any]) -> None:
-    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media != JSON:
-        raise UnsupportedMediaType(
-            "unsupported_media_type", f"Content-Type must be {JSON}, got {media or 'nothing'}"
-        )
 
 
 def _explained(outcome: Outcome) -> Explained:
@@ -214,6 +229,8 @@ def _count(
     m.tools_per_request.observe(outcome.tools)
     m.selected.observe(len(outcome.ranking.picked))
     m.ranking_path.labels(outcome.path).inc()
+    if outcome.ranking.learned_moved:
+        m.learned_answers.inc()
     if outcome.ranking.no_match:
         m.no_match.inc()
     if not outcome.ranking.picked:

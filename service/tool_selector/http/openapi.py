@@ -13,16 +13,20 @@ import yaml
 
 from tool_selector import __version__
 from tool_selector.http.handlers import EMBEDDED_HEADER, RANKING_HEADER
-from tool_selector.http.search_id import SEARCH_ID_HEADER
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH, LintReport, LintRequest
 from tool_selector_client.wire import (
     COMPRESS_PATH,
+    FEEDBACK_PATH,
+    SCOPE_HEADER,
+    SEARCH_ID_HEADER,
     SEARCH_PATH,
     CompressErrorBody,
     CompressRequest,
     CompressResponse,
     ErrorBody,
+    Feedback,
+    FeedbackRequest,
     SearchRequest,
     SearchResponse,
 )
@@ -121,6 +125,7 @@ def _search_operation(op_id: str, summary: str, contract: str) -> dict[str, Any]
     return {
         "summary": summary,
         "operationId": op_id,
+        "parameters": [SCOPE_PARAMETER],
         "requestBody": {
             "required": True,
             "description": "Strings are text wherever they sit: a lone UTF-16 surrogate escape "
@@ -178,13 +183,14 @@ def _lint_operation() -> dict[str, Any]:
     ok["content"]["text/plain"] = {"schema": {"type": "string"}}
     operation["responses"]["404"] = _error("`unknown_catalog`: the key is not held; send tools.")
     operation["parameters"] = [
+        SCOPE_PARAMETER,
         {
             "name": "format",
             "in": "query",
             "required": False,
             "description": "`json` (default) or `text`.",
             "schema": {"type": "string", "enum": ["json", "text"], "default": "json"},
-        }
+        },
     ]
     operation["description"] = (
         "Send `catalog` (a key the service holds: the `catalog` field of the search log "
@@ -194,10 +200,95 @@ def _lint_operation() -> dict[str, Any]:
     return operation
 
 
+#: A search's scope (``X-Tool-Selector-Scope``), as every search operation reads it.
+SCOPE_PARAMETER: dict[str, Any] = {
+    "name": SCOPE_HEADER,
+    "in": "header",
+    "required": False,
+    "description": "Whose learned evidence the search reads and whose its feedback joins "
+    "(1 to 128 printable characters, no space). Absent: the caller's service token's scope "
+    "where tokens are on, else `default`. Searches of one scope never read another's.",
+    "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,128}$"},
+}
+
+
+def _feedback_operations() -> dict[str, Any]:
+    """``POST`` feedback on a search and ``DELETE`` a scope's feedback."""
+    unavailable = _error(
+        "`learning_unavailable`: the learning store cannot keep feedback now; not kept."
+    )
+    not_found = _error(
+        "`unknown_search` (no search of that id is remembered: unknown, or answered longer "
+        "ago than `learn_search_ttl_seconds`) or `learning_off`."
+    )
+    common = {
+        "400": _error("Malformed JSON, wrong types, a bad `search_id` or scope."),
+        "401": _error("Missing or wrong service token (when tokens are configured)."),
+        "413": _error("Body larger than the configured cap."),
+        "415": _error("Content-Type is not application/json."),
+        "503": unavailable,
+    }
+    return {
+        "post": {
+            "summary": "Which tools of a search's answer the model then called",
+            "operationId": "searchFeedback",
+            "description": "Name the search by the `X-Tool-Selector-Search-Id` of its answer "
+            "(either contract's); `called: []` says the model called none of its tools. The "
+            "first feedback on a search stands (a repeat answers `duplicate: true` and moves "
+            "nothing); names the answer did not hold are returned in `unshown` and move "
+            "nothing. A 200 with `kept: true` means the feedback is kept: it survives a "
+            "restart. Same auth, caps and errors as a search.",
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _ref("FeedbackRequest")}},
+            },
+            "responses": {
+                "200": {
+                    "description": "What became of the feedback.",
+                    "content": {"application/json": {"schema": _ref("Feedback")}},
+                },
+                "404": not_found,
+                **common,
+            },
+        },
+        "delete": {
+            "summary": "Forget a scope's feedback",
+            "operationId": "forgetScope",
+            "description": "Every replica's: the scope's searches then answer exactly as "
+            "before any feedback.",
+            "parameters": [
+                {
+                    "name": "scope",
+                    "in": "query",
+                    "required": True,
+                    "schema": {"type": "string", "pattern": "^[\\x21-\\x7e]{1,128}$"},
+                }
+            ],
+            "responses": {
+                "200": {
+                    "description": "Forgotten.",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"forgotten": {"type": "string"}},
+                                "required": ["forgotten"],
+                            }
+                        }
+                    },
+                },
+                "404": _error("`learning_off`."),
+                **common,
+            },
+        },
+    }
+
+
 def build_openapi(settings: Settings) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``settings`` (limits appear as schema bounds)."""
     wire = [SearchRequest, SearchResponse, ErrorBody]
     wire += [CompressRequest, CompressResponse, CompressErrorBody, LintRequest, LintReport]
+    wire += [FeedbackRequest, Feedback]
     _, components = msgspec.json.schema_components(wire, ref_template=_REF)
     _apply_limits(components, settings)
     search = _search_operation("searchTools", "Pick the tools that fit a search pattern", "search")
@@ -220,6 +311,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                 SEARCH_PATH: {"post": search},
                 COMPRESS_PATH: {"post": _compress_operation()},
                 LINT_PATH: {"post": _lint_operation()},
+                FEEDBACK_PATH: _feedback_operations(),
                 "/healthz": {
                     "get": {
                         "summary": "Liveness",

@@ -14,7 +14,8 @@ from typing import Any, cast
 
 from litestar.types import Message, Scope
 
-SEARCH_ID_HEADER = "X-Tool-Selector-Search-Id"
+from tool_selector_client.wire import SEARCH_ID_HEADER
+
 _RAW_HEADER = SEARCH_ID_HEADER.lower().encode()
 _KEY = "tool_selector.search_id"
 

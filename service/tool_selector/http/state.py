@@ -41,6 +41,8 @@ class AppState:
     redact: Redactor = field(default_factory=Redactor)
     #: The fitted constants' digest (``wiring.fusion_digest``), logged with every search.
     fusion_digest: str = ""
+    #: Whether service tokens are configured (a search's default scope is its token's).
+    tokens_on: bool = False
 
 
 def state_of(request: Request[Any, Any, Any]) -> AppState:

@@ -6,6 +6,8 @@ Kept apart from ``app.py`` so the app factory stays wiring-only and short.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from pathlib import Path
 
 from tool_selector.embeddings.breaker import BreakerState
 from tool_selector.embeddings.cache import (
@@ -15,14 +17,19 @@ from tool_selector.embeddings.cache import (
     NullCache,
     TieredCache,
 )
+from tool_selector.errors import ConfigError
+from tool_selector.learning.dir_store import DirStore
+from tool_selector.learning.learner import Learner
+from tool_selector.learning.store import Bounds, LearnStore
 from tool_selector.lru import BoundedLRU
 from tool_selector.metrics import Metrics
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
+from tool_selector.ranking.fitted import LEARN, SHIPPED_STEPS, Rules
 from tool_selector.ranking.glossary import default_glossary
 from tool_selector.ranking.language import glossary_forms
+from tool_selector.ranking.learned import LearnRule
 from tool_selector.settings import Settings
 
 
@@ -45,6 +52,7 @@ def build_selector(
     jobs = EmbeddingJobs(max_queued=settings.embed_queue_size, on_event=on_job)
     metrics.embedding_queue_depth.set_function(lambda: jobs.depth)
     return kind(
+        learning=learner_from_settings(settings, metrics),
         cache=cache,
         catalogs=CatalogStore(settings.catalog_cache_tools),
         queries=BoundedLRU(settings.query_cache_size),
@@ -52,8 +60,44 @@ def build_selector(
         embed_deadline=settings.embed_deadline_ms / 1000,
         batch_size=settings.embed_batch_size,
         glossary=default_glossary() if settings.glossary else None,
-        rules=Rules(steps=SHIPPED_STEPS if settings.multi_step else None),
+        rules=Rules(
+            steps=SHIPPED_STEPS if settings.multi_step else None, learn=learn_rule(settings)
+        ),
     )
+
+
+def learn_rule(settings: Settings) -> LearnRule:
+    """How learned evidence votes: the fitted rule with the operator's bounds."""
+    return replace(LEARN, ttl=settings.learn_ttl_days, caller_share=settings.learn_caller_share)
+
+
+def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | None:
+    """The learner the settings ask for: its store in the learning Redis, else in the
+    learning folder; ``None`` when learning is off or its folder cannot be written (logged;
+    feedback then answers 503 ``learning_unavailable``)."""
+    if not settings.learn:
+        return None
+    bounds = Bounds(
+        ttl=settings.learn_search_ttl_seconds,
+        max_searches=settings.learn_max_searches,
+        max_events=settings.learn_max_events,
+    )
+    store: LearnStore
+    if settings.learn_redis_url:
+        from tool_selector.learning.redis_store import RedisStore  # noqa: PLC0415
+
+        store = RedisStore(settings.learn_redis_url, bounds)
+    else:
+        try:
+            store = DirStore(Path(settings.learn_dir), bounds)
+        except ConfigError as exc:
+            logging.getLogger("tool_selector.learn").warning("learning unavailable: %s", exc)
+            return None
+    learner = Learner(store, learn_rule(settings), refresh=settings.learn_refresh_ms / 1000)
+    metrics.learn_scopes.set_function(lambda: learner.sizes()[0])
+    metrics.learn_events.set_function(lambda: learner.sizes()[1])
+    metrics.learn_largest_scope.set_function(lambda: learner.sizes()[2])
+    return learner
 
 
 def build_cache(

@@ -10,9 +10,11 @@ plain-text report.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from tool_selector.learning.learner import Usage
 from tool_selector.lint import checks, probes, siblings
+from tool_selector.lint.usage import tool_uses, usage_findings
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry
 from tool_selector.pipeline.selector import Selector
@@ -30,6 +32,8 @@ KIND_ORDER = (
     "undescribed_parameters",
     "description_too_long",
     "too_many_tools",
+    "never_called",
+    "after_retry",
 )
 
 
@@ -40,9 +44,11 @@ def lint(
     top_k: int = 5,
     limits: siblings.Thresholds | None = None,
     every: bool = False,
+    usage: Mapping[str, Usage] | None = None,
 ) -> LintReport:
     """The report on the catalog of ``source``, its probes answered by ``selector``
-    (``every``: all of them, else until one finds its tool; see ``probes.answer``)."""
+    (``every``: all of them, else until one finds its tool; see ``probes.answer``), with the
+    tools' use in a scope (``usage``, the learner's) when given."""
     started = time.perf_counter()
     found = selector.entry(source)
     catalog = found.entry.catalog
@@ -51,11 +57,13 @@ def lint(
     asked = probes.probes_of(texts)
     answered, paths = probes.answer(selector, keyed, catalog, asked, top_k=top_k, every=every)
     entry = selector.catalogs.get(found.key) or found.entry
+    uses = tool_uses(texts, usage) if usage else None
     findings = [
         *probes.unreachable(texts, answered),
         *siblings.siblings(texts, catalog.index, _matrix(selector, entry), limits),
         *checks.collisions(texts),
         *checks.weak_text(texts),
+        *usage_findings(uses or ()),
     ]
     reached = {a.probe.tool for a in answered if a.found}
     return LintReport(
@@ -63,14 +71,10 @@ def lint(
         tools=len(texts),
         ranking="+".join(sorted(paths)) or "none",
         top_k=top_k,
-        recall=ProbeRecall(
-            probes=len(answered),
-            found=sum(a.found for a in answered),
-            tools=len(texts),
-            tools_reached=len(reached),
-        ),
+        recall=ProbeRecall(len(answered), sum(a.found for a in answered), len(texts), len(reached)),
         findings=sorted(findings, key=lambda f: KIND_ORDER.index(f.kind)),
         seconds=round(time.perf_counter() - started, 2),
+        usage=uses or None,
     )
 
 
@@ -97,6 +101,9 @@ def render_text(report: LintReport) -> str:
         if f.displaced_by:
             lines.append(f"  answered instead: {', '.join(f.displaced_by)}")
         lines.append(f"  fix: {f.fix}")
+    if report.usage:
+        lines += ["", "use in this scope (shown / called / called after a second search):"]
+        lines += [f"  {u.name}: {u.shown} / {u.called} / {u.after_retry}" for u in report.usage]
     return "\n".join(lines) + "\n"
 
 

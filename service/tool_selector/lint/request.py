@@ -51,8 +51,11 @@ def probing(selector: Selector) -> Selector:
     )
 
 
-def lint_body(body: bytes, decoder: Decoder, selector: Selector) -> LintReport:
-    """The report the body asks for; raises ``BadRequest`` / ``NotFound``."""
+def lint_body(
+    body: bytes, decoder: Decoder, selector: Selector, scope: str | None = None
+) -> LintReport:
+    """The report the body asks for, with the tools' use in ``scope`` (learned feedback)
+    when learning is on; raises ``BadRequest`` / ``NotFound``."""
     if not body.strip():
         raise BadRequest("empty_body", "request body is empty; send a JSON object")
     try:
@@ -61,7 +64,9 @@ def lint_body(body: bytes, decoder: Decoder, selector: Selector) -> LintReport:
         raise bad_request(exc) from exc
     if (head.catalog is None) == (not head.tools):
         raise BadRequest("invalid_request", "send exactly one of `catalog` (a key) or `tools`")
-    return lint(probing(selector), _source(head, decoder, selector))
+    learner = selector.learning
+    usage = None if learner is None or scope is None else learner.usage(scope)
+    return lint(probing(selector), _source(head, decoder, selector), usage=usage)
 
 
 def _source(head: _Head, decoder: Decoder, selector: Selector) -> ToolSource:

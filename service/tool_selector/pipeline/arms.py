@@ -11,7 +11,10 @@ own added (``Arm.read``):
 - ``DenseArm``: the ensemble's cosines once every part has the catalog's vectors, else its
   first model's alone while the others embed it (``partial``);
 - ``StaticArm``: the static table's cosines while no model has the catalog's vectors;
+- ``LearnedArm`` (``pipeline.learned``): what the scope's model called after near searches;
 - ``StepsArm``: each step's BM25 scores and cosines (``ranking.steps``).
+
+The values they exchange are in ``pipeline.columns``.
 
 The first of the three dense arms that can answer does; the others leave the columns as they
 are. Which arm answered, the encoders whose cosines ranked and whether they had the whole
@@ -21,191 +24,28 @@ headers read that value.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
 
 import numpy as np
 
-from tool_selector.embeddings.encoder import Encoder, Ensemble, weights_digest
+from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.embeddings.static import static_matrix, static_text
-from tool_selector.pipeline.catalog_store import Found
-from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.pipeline.columns import (
+    Arm,
+    ArmRequest,
+    Columns,
+    Cosines,
+    Embedded,
+    Provenance,
+    Sources,
+    timed,
+)
+from tool_selector.pipeline.learned import LearnedArm
 from tool_selector.pipeline.step_vectors import clause_cosines
-from tool_selector.pipeline.tool_vectors import ToolMatrix, ToolVectors
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.fusion import FusionParams
-from tool_selector.ranking.glossary import Glossary
-from tool_selector.ranking.language import reads_foreign
 from tool_selector.ranking.ranker import Clause, Query
-from tool_selector.ranking.steps import clauses, locate
-
-#: The ranking path a caller is told (``X-Tool-Selector-Ranking``).
-RankingPath = Literal["hybrid", "static", "lexical"]
-ArmName = Literal["dense", "multilingual", "static", "lexical"]
-#: Whether the encoders that ranked had the whole catalog's vectors (``complete``), some of
-#: them did (``partial``: the ensemble's first model alone, or a foreign pattern's gloss
-#: unread), or no model's were read (``none``: the static table or words alone).
-Embedded = Literal["complete", "partial", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class ReadPattern:
-    """A request's pattern as sent (``text``), the English words of its gloss (``gloss``,
-    non-English patterns only), whether it reads as not English, and its steps (``steps``:
-    a multi-step English pattern's clauses, ``ranking.steps``)."""
-
-    text: str
-    gloss: str = ""
-    foreign: bool = False
-    steps: tuple[str, ...] = ()
-
-    @property
-    def spans(self) -> tuple[tuple[int, int], ...]:
-        """Each step's character span in ``text``."""
-        return locate(self.text, self.steps)
-
-    @property
-    def words(self) -> str:
-        """The pattern as its words are ranked: itself, then its gloss."""
-        return f"{self.text} {self.gloss}" if self.gloss else self.text
-
-    def query(self) -> Query:
-        """The lexical query: terms and name words of ``words`` (the gloss too), the exact-
-        and near-name rules on ``text`` (a name is matched as sent, not with its gloss)."""
-        return replace(Query.parse(self.words), pattern=self.text)
-
-
-def read_pattern(pattern: str, rules: Rules, glossary: Glossary | None, gloss: bool) -> ReadPattern:
-    """``pattern`` as the arms read it: a non-English one (``reads_foreign``) followed by the
-    English words of its gloss, when the glossary or the multilingual arm (``gloss``) can
-    read it; an English one with its steps (``rules.steps``)."""
-    if (not gloss and glossary is None) or not reads_foreign(pattern):
-        return ReadPattern(pattern, steps=clauses(pattern, rules.steps) if rules.steps else ())
-    words = glossary.gloss(pattern) if glossary is not None else []
-    return ReadPattern(pattern, " ".join(words), foreign=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """Which arm's cosines ranked an answer (``lexical``: none did), the encoders they came
-    from, and whether those had the whole catalog's vectors."""
-
-    arm: ArmName = "lexical"
-    encoders: tuple[Encoder, ...] = ()
-    embedded: Embedded = "none"
-
-    @property
-    def model(self) -> str | None:
-        """The encoders' model ids joined with ``+``; ``None`` on the lexical path."""
-        return "+".join(e.model_id for e in self.encoders) or None
-
-    @property
-    def weights(self) -> str | None:
-        """Their weights' digests joined with ``+``; ``None`` when one cannot say."""
-        digests = [weights_digest(e) for e in self.encoders]
-        return "+".join(d for d in digests if d) if digests and all(digests) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Cosines:
-    """A dense arm's answer: its cosines (``scores``), fused with ``params``, on ``path``;
-    the tool matrix and the query-side encoder they came from (the context and the steps
-    read them too); what ranked (``provenance``); whether the query vector was cached; and
-    the first model's cosines the relevance bar reads when ``scores`` are a mean (``bar``)."""
-
-    scores: FloatArray
-    params: FusionParams
-    path: RankingPath
-    matrix: FloatArray
-    encoder: Encoder
-    provenance: Provenance
-    query_cached: bool = False
-    bar: FloatArray | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Columns:
-    """What the arms give the ranking for one request: the lexical query and its BM25
-    scores, the cosines of the dense arm that answered (none: words alone, fused with
-    ``lexical``), the steps' columns, and the embedding attempt's cache counts (``tools``)."""
-
-    query: Query
-    bm25: FloatArray
-    lexical: FusionParams
-    cosines: Cosines | None = None
-    tools: ToolMatrix = ToolMatrix()
-    clauses: tuple[Clause, ...] = ()
-
-    @property
-    def dense(self) -> FloatArray | None:
-        return None if self.cosines is None else self.cosines.scores
-
-    @property
-    def params(self) -> FusionParams:
-        return self.lexical if self.cosines is None else self.cosines.params
-
-    @property
-    def path(self) -> RankingPath:
-        return "lexical" if self.cosines is None else self.cosines.path
-
-    @property
-    def provenance(self) -> Provenance:
-        return Provenance() if self.cosines is None else self.cosines.provenance
-
-
-class Models(Protocol):
-    """The encoders the arms read, attached as they load (``None``: not loaded, or off):
-    the dense arm's ensemble, the static table, the multilingual model."""
-
-    @property
-    def encoders(self) -> Ensemble | None: ...
-
-    @property
-    def static(self) -> Encoder | None: ...
-
-    @property
-    def multilingual(self) -> Encoder | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Sources:
-    """What every arm reads from: the models, the tool and query vectors, the rules."""
-
-    models: Models
-    tools: ToolVectors
-    queries: QueryVectors
-    rules: Rules
-
-
-@dataclass(frozen=True, slots=True)
-class ArmRequest:
-    """One request as the arms read it: its catalog entry, its pattern, when it started
-    (the embedding deadline counts from then) and the stage timings it adds to."""
-
-    found: Found
-    pattern: ReadPattern
-    started: float
-    timings: dict[str, float]
-
-
-class Arm(Protocol):
-    """An arm of the table: the columns it was given, with its own added."""
-
-    def read(self, request: ArmRequest, columns: Columns) -> Columns: ...
-
-
-@contextmanager
-def timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    """Adds the block's seconds to ``timings[stage]``."""
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,6 +257,7 @@ def arm_table(sources: Sources) -> tuple[Arm, ...]:
         MultilingualArm(sources),
         DenseArm(sources),
         StaticArm(sources),
+        LearnedArm(sources),
         StepsArm(sources),
     )
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import msgspec
 
 from tool_selector.embeddings.encoder import Ensemble
-from tool_selector.pipeline.arms import Columns
 from tool_selector.pipeline.ask import Ask
 from tool_selector.pipeline.catalog_store import CatalogEntry
+from tool_selector.pipeline.columns import Columns
 from tool_selector.pipeline.query_vectors import QueryVectors
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.context import ContextWeights, context_signals, context_text

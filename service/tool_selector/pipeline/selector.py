@@ -17,23 +17,24 @@ from dataclasses import dataclass, field
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
+from tool_selector.learning.learner import Learner
 from tool_selector.lru import BoundedLRU
-from tool_selector.pipeline.arms import (
+from tool_selector.pipeline.arms import arm_table, read_columns
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.catalog_store import CatalogStore, Found
+from tool_selector.pipeline.columns import (
     Arm,
     ArmRequest,
     Columns,
     Provenance,
     RankingPath,
     Sources,
-    arm_table,
-    read_columns,
     read_pattern,
     timed,
 )
-from tool_selector.pipeline.ask import Ask, ToolSource
-from tool_selector.pipeline.catalog_store import CatalogStore, Found
 from tool_selector.pipeline.controls import controls_of
 from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.pipeline.learned import search_reading
 from tool_selector.pipeline.query_vectors import QueryVectors
 from tool_selector.pipeline.step_vectors import QueryCache
 from tool_selector.pipeline.tool_vectors import DEFAULT_BATCH, ToolVectors
@@ -41,6 +42,7 @@ from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.glossary import Glossary
+from tool_selector.ranking.learned import tool_identity
 from tool_selector.ranking.ranker import Controls, Ranking, rank
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -97,6 +99,7 @@ class Selector:
         static: Encoder | None = None,
         multilingual: Encoder | None = None,
         glossary: Glossary | None = None,
+        learning: Learner | None = None,
     ) -> None:
         self.rules = Rules() if rules is None else rules
         self.glossary, self.static, self.multilingual = glossary, static, multilingual
@@ -117,7 +120,8 @@ class Selector:
             batch_size=batch_size,
         )
         self.query_vectors = QueryVectors(self.queries)
-        sources = Sources(self, self.vectors, self.query_vectors, self.rules)
+        self.learning = learning
+        sources = Sources(self, self.vectors, self.query_vectors, self.rules, learning)
         self.arms: tuple[Arm, ...] = arm_table(sources)
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
@@ -129,7 +133,7 @@ class Selector:
         with timed(timings, "lexical"):
             gloss = self.multilingual is not None
             pattern = read_pattern(ask.pattern, self.rules, self.glossary, gloss)
-        asked = ArmRequest(found, pattern, started, timings)
+        asked = ArmRequest(found, pattern, started, timings, ask.scope)
         columns = read_columns(self.arms, asked, self.rules.hybrid)
         with timed(timings, "fuse"):
             context = self.rules.context
@@ -147,6 +151,18 @@ class Selector:
     def encoder(self, encoder: Encoder | None) -> None:
         self._encoder = encoder
         self.encoders = None if encoder is None else Ensemble.of(encoder)
+
+    def remember(self, search_id: str, ask: Ask, outcome: Outcome, caller: str) -> None:
+        """Keep what search ``search_id`` showed, for its feedback (``learning``): nothing
+        with learning off, without a scope, or while no model is loaded (its pattern has no
+        vector yet)."""
+        learner, encoders, catalog = self.learning, self.encoders, outcome.catalog
+        if learner is None or encoders is None or ask.scope is None or catalog is None:
+            return
+        reading = search_reading(self.query_vectors, encoders.primary, ask.pattern)
+        texts = [catalog.texts[catalog.positions[name]] for name in outcome.ranking.names]
+        tools = [(tool_identity(t.name, t.description), t.name) for t in texts]
+        learner.remember(search_id, ask.scope, caller, reading, tools)
 
     def entry(self, tools: ToolSource) -> Found:
         """The catalog store's entry for ``tools``, found (or built) as ``select`` finds it
@@ -182,6 +198,7 @@ def _rank(
         clauses=columns.clauses,
         abstain=not foreign,
         bar_dense=None if columns.cosines is None else columns.cosines.bar,
+        learned=columns.learned,
     )
 
 

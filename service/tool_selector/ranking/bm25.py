@@ -101,6 +101,10 @@ class LexicalIndex:
             field.add_scores(query_tokens, out)
         return out
 
+    def terms(self) -> list[str]:
+        """Every term some document holds."""
+        return list(self._vocab)
+
     def idf(self, term: str) -> float:
         """BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``; a term no tool holds has df 0."""
         docs = self._holders(term)

@@ -23,6 +23,7 @@ from tool_selector.ranking import calibration, context, dense, text
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.context import ContextWeights
 from tool_selector.ranking.fusion import FITTED_TERMS, TERMS, FusionParams
+from tool_selector.ranking.learned import LearnRule
 from tool_selector.ranking.steps import StepRule
 
 #: Each dense arm's fitted term weights, a row per arm in ``fusion.FITTED_TERMS`` order
@@ -46,6 +47,14 @@ def _weights(arm: str) -> dict[str, Any]:
     return {t.weight: w for t, w in zip(FITTED_TERMS, WEIGHTS[arm], strict=True)}
 
 
+#: The learned term's weight in every arm's fusion (``ranking.learned``: a column in -1..1)
+#: and how events vote; chosen on the dev splits (``tool-selector eval --learn``).
+LEARN_WEIGHT = 12.0
+#: The learned term moves an answer only where the ranking without it is unsure: its first
+#: tool's calibrated relevance below this (a confident answer stands; the sibling guard).
+LEARN_BELOW = 0.5
+LEARN = LearnRule()
+
 HYBRID = FusionParams(
     **_weights("hybrid"),
     rank_k=10,
@@ -61,6 +70,8 @@ HYBRID = FusionParams(
     lexical_floor=1e-6,
     relevance=calibration.HYBRID,
     lexical_relevance=calibration.LEXICAL,
+    learn_weight=LEARN_WEIGHT,
+    learn_below=LEARN_BELOW,
 )
 #: Each cold arm's floors are its own (the static query's higher: its cosines run higher).
 STATIC = replace(
@@ -95,8 +106,8 @@ def multilingual_params_of(
 class Rules:
     """The constants one selector ranks with: each arm's fusion (``hybrid``, ``static``,
     ``cross``; ``multilingual``: none for ``multilingual_params_of(hybrid)``), the gloss
-    share, the BM25 field weights, the context weights and the multi-step rule (``steps``:
-    none ranks every pattern whole)."""
+    share, the BM25 field weights, the context weights, the multi-step rule (``steps``:
+    none ranks every pattern whole) and how learned evidence votes (``learn``)."""
 
     hybrid: FusionParams = HYBRID
     static: FusionParams = STATIC
@@ -106,6 +117,7 @@ class Rules:
     fields: FieldWeights = FieldWeights()
     context: ContextWeights = ContextWeights()
     steps: StepRule | None = None
+    learn: LearnRule = LEARN
 
     @property
     def foreign(self) -> FusionParams:

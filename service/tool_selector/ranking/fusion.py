@@ -97,6 +97,8 @@ class FusionParams:
     lexical_floor: float
     relevance: Calibration
     lexical_relevance: Calibration
+    learn_weight: float
+    learn_below: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,9 @@ class Signals:
     ``specificity`` and ``name`` as in the module docstring; ``explained`` in [0, 1];
     ``terms``: the pattern's distinct lexical terms; ``subword``: sub-word specificity
     (none: zeros); ``bar_dense``: the cosines the relevance bar reads when they are not
-    ``dense`` (an ensemble's mean ranks; the floors are its first model's cosines).
+    ``dense`` (an ensemble's mean ranks; the floors are its first model's cosines);
+    ``learned``: what the scope's model called after near searches (``ranking.learned``;
+    none: no evidence).
     """
 
     bm25: FloatArray
@@ -117,6 +121,7 @@ class Signals:
     terms: int
     subword: FloatArray | None = None
     bar_dense: FloatArray | None = None
+    learned: FloatArray | None = None
 
 
 def standardise(scores: FloatArray) -> FloatArray:
@@ -159,14 +164,19 @@ def _subword(s: Signals) -> FloatArray:
     return np.zeros_like(s.bm25) if s.subword is None else s.subword
 
 
-Half = Literal["dense", "lexical", "stand-in"]
+def _learned(s: Signals) -> FloatArray:
+    return np.zeros_like(s.bm25) if s.learned is None else s.learned
+
+
+Half = Literal["dense", "lexical", "stand-in", "learned"]
 
 
 @dataclass(frozen=True, slots=True)
 class Term:
     """One term of the fused score: ``weight`` names its ``FusionParams`` field, ``half`` the
     arm it reads (``dense``: the cosines; ``lexical``: the pattern's words; ``stand-in``: the
-    lexical path's weak stand-in for the dense half), ``damped`` whether ``explained`` scales
+    lexical path's weak stand-in for the dense half; ``learned``: what the scope's model
+    called after near searches, ``ranking.learned``), ``damped`` whether ``explained`` scales
     it, ``fitted`` what sets its weight (``fit``: ``offline/evaluation/fit.py``'s listwise
     fit, which reads ``FITTED_TERMS``; ``hand``: chosen by a sweep, docs/quality.md), and
     ``score`` its contribution at weight ``w``."""
@@ -201,6 +211,7 @@ TERMS = (
         lambda s, p, w: (w * length_share(s.terms, p)) * np.clip(standardise(s.bm25), -3.0, 10.0),
     ),
     Term("subword_weight", "stand-in", False, "hand", lambda s, p, w: w * _subword(s)),
+    Term("learn_weight", "learned", False, "hand", lambda s, p, w: w * _learned(s)),
 )
 #: The terms the listwise fit sets, in its feature order.
 FITTED_TERMS = tuple(t for t in TERMS if t.fitted == "fit")
@@ -241,6 +252,16 @@ def columns(s: Signals, params: FusionParams) -> list[FloatArray]:
 
 def fuse(s: Signals, params: FusionParams) -> FloatArray:
     """One score per tool (module docstring)."""
+    fused = _unlearned(s, params)
+    if s.learned is None:
+        return fused
+    learned = _sum((t for t in TERMS if t.half == "learned"), s, params)
+    return fused if learned is None else np.asarray(fused + learned, dtype=np.float32)
+
+
+def _unlearned(s: Signals, params: FusionParams) -> FloatArray:
+    """``fuse`` without the learned term: the lexical half, then the dense half (or its
+    stand-in on the lexical path)."""
     lexical = lexical_score(s, params)
     if s.dense is not None:
         return np.asarray(lexical + dense_score(s, params), dtype=np.float32)

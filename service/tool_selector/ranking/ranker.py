@@ -66,6 +66,7 @@ class Ranking:
     ``ranked`` is the top ``top_k`` by fused score before the relevance bar (for evaluation).
     ``removed``: how many tools ``min_score`` and the budget left out (``Controls``).
     ``unmatched``: for an empty answer, the pattern's terms that no tool holds.
+    ``learned_moved``: the scope's learned evidence changed the order's first ``top_k``.
     """
 
     picked: tuple[Picked, ...]
@@ -73,6 +74,7 @@ class Ranking:
     ranked: tuple[str, ...] = ()
     removed: dict[str, int] = field(default_factory=dict)
     unmatched: tuple[str, ...] = ()
+    learned_moved: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -153,15 +155,14 @@ def rank(
     clauses: Sequence[Clause] = (),
     abstain: bool = True,
     bar_dense: FloatArray | None = None,
+    learned: FloatArray | None = None,
 ) -> Ranking:
-    """At most ``top_k`` tools: always_keep (present ones), then those clearing the bar
-    (``_verdicts``, on ``bar_dense`` when given; ``abstain``: ``_bar``), named tools (exact,
-    else one edit away) first, then by fused score, ties by position in the request, a
-    multi-step pattern's ``clauses`` merged in (``_by_steps``); always_keep counts to top_k."""
-    sig = replace(signals(catalog, query, bm25, dense, params.explained_top), bar_dense=bar_dense)
-    allowed = controls.allowed
-    exact, named = _allowed_only(named_tools(catalog, query.pattern, params), allowed)
-    fused = lift_named(catalog, query.pattern, _base(sig, params, controls), (exact, named), params)
+    """At most ``top_k``: always_keep (present ones, counted), then the tools clearing the bar
+    (``_verdicts``, on ``bar_dense`` if given; ``abstain``: ``_bar``), named tools first, then
+    by fused score (``learned`` too), ties by position, ``clauses`` merged in (``_by_steps``)."""
+    sig = signals(catalog, query, bm25, dense, params.explained_top)
+    sig, allowed = replace(sig, bar_dense=bar_dense, learned=learned), controls.allowed
+    fused, (exact, named), moved = _fused(catalog, query, sig, (params, controls), top_k)
     order = np.argsort(-fused, kind="stable")
     no_match, clears = _verdicts(sig, order, named, params=params, controls=controls, top_k=top_k)
     if clauses and not named and not no_match:
@@ -179,7 +180,34 @@ def rank(
     chosen.sort(key=position.__getitem__)
     picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in chosen)
     ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
-    return Ranking(picked, no_match, ranked, removed, _unmatched(catalog, query, picked))
+    return Ranking(picked, no_match, ranked, removed, _unmatched(catalog, query, picked), moved)
+
+
+def _fused(
+    catalog: Catalog,
+    query: Query,
+    sig: Signals,
+    fusion: tuple[FusionParams, Controls],
+    top_k: int,
+) -> tuple[FloatArray, tuple[set[int], set[int]], bool]:
+    """The fused score (the context's boost added) with the named tools lifted, the named
+    pair (``named_tools``, less the filtered), and whether the learned column changed the
+    order's first ``top_k`` (``Ranking.learned_moved``). The learned term counts only where
+    the ranking is unsure without it: its first tool's calibrated relevance below
+    ``learn_below`` (a confident answer, a named tool's included, stands as it is)."""
+    params, controls = fusion
+    named = _allowed_only(named_tools(catalog, query.pattern, params), controls.allowed)
+    plain = lift_named(
+        catalog, query.pattern, _base(replace(sig, learned=None), params, controls), named, params
+    )
+    if sig.learned is None:
+        return plain, named, False
+    calibration = params.lexical_relevance if sig.dense is None else params.relevance
+    if float(relevance(plain.max(initial=0.0)[None], calibration)[0]) >= params.learn_below:
+        return plain, named, False
+    fused = lift_named(catalog, query.pattern, _base(sig, params, controls), named, params)
+    first = np.argsort(-fused, kind="stable")[:top_k], np.argsort(-plain, kind="stable")[:top_k]
+    return fused, named, not np.array_equal(*first)
 
 
 def _verdicts(

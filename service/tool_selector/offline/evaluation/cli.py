@@ -22,7 +22,10 @@ from tool_selector.settings import Settings
 
 if TYPE_CHECKING:
     from tool_selector.embeddings.encoder import Encoder
+    from tool_selector.offline.evaluation.dataset import Dataset
     from tool_selector.offline.evaluation.runner import EvalConfig, EvalReport
+    from tool_selector.ranking.glossary import Glossary
+    from tool_selector.ranking.steps import StepRule
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,7 +55,34 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="also rank each BFCL query's own small tool list (catalogs.jsonl)",
     )
+    _learn_arguments(p)
     _output_arguments(p)
+
+
+def _learn_arguments(p: argparse.ArgumentParser) -> None:
+    """``--learn`` and how its simulated traffic behaves."""
+    p.add_argument(
+        "--learn",
+        action="store_true",
+        help="judge the learned arm instead: replay each set's traffic with simulated feedback, "
+        "measure its other queries (--split dev: halves of dev; test: dev learned, test "
+        "measured), R@1 and R@5 without and with the evidence (writes reports/learn.json)",
+    )
+    p.add_argument(
+        "--wrong",
+        type=float,
+        nargs="+",
+        default=[0.1, 0.3],
+        help="with --learn: the shares of the simulated model's calls that go to another "
+        "shown tool, one run each (default 0.1 0.3)",
+    )
+    p.add_argument(
+        "--flood",
+        type=int,
+        default=1000,
+        help="with --learn: also a run at the first --wrong with this many hostile searches "
+        "(0: none; default 1000)",
+    )
 
 
 def _output_arguments(p: argparse.ArgumentParser) -> None:
@@ -100,8 +130,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     config = _config(args)
     try:
-        # the data first: a bad file is reported before the model loads
-        datasets = load_all(config)
+        datasets = load_all(config)  # first: a bad file is reported before the model loads
         settings = Settings.from_env(os.environ)
         encoder = encoder_from_settings(settings)
         if encoder is None:
@@ -109,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         arm = multilingual_from_settings(settings)
         glossary = default_glossary() if settings.glossary else None
         steps = SHIPPED_STEPS if settings.multi_step else None
+        if args.learn:
+            return _learn(args, encoder, glossary, datasets, steps)
         report = Evaluator(
             encoder, config, datasets, _static(settings), arm, glossary=glossary, steps=steps
         ).run()
@@ -117,6 +148,45 @@ def run(args: argparse.Namespace) -> int:
         return 2
     command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
     return _emit(report, command, args)
+
+
+def _learn(
+    args: argparse.Namespace,
+    encoder: Encoder,
+    glossary: Glossary | None,
+    datasets: list[Dataset],
+    steps: StepRule | None,
+) -> int:
+    """``--learn``: the learned arm's table (``offline.evaluation.learn``) and its JSON."""
+    from tool_selector.offline.evaluation.learn import (  # noqa: PLC0415
+        LearnEval,
+        Traffic,
+        replay_all,
+        table,
+    )
+    from tool_selector.ranking.fitted import Rules  # noqa: PLC0415
+
+    traffics = [Traffic(w) for w in args.wrong]
+    if args.flood:
+        traffics.append(Traffic(args.wrong[0], args.flood))
+    run = LearnEval(encoder, Rules(steps=steps), glossary=glossary, k=args.k)
+
+    def say(message: str) -> None:
+        if not args.no_progress:
+            sys.stderr.write(message + "\n")
+
+    results = replay_all(run, datasets, args.split, traffics, say)
+    command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
+    sys.stdout.write(f"`{command}`\n\n{table(results)}\n")
+    output = args.output
+    if output == Path("reports/quality.json"):
+        output = Path("reports/learn.json")
+    if str(output) != "-":
+        output.parent.mkdir(parents=True, exist_ok=True)
+        data = {"command": command, "results": [r.as_dict() for r in results]}
+        output.write_text(json.dumps(data, indent=2) + "\n")
+        sys.stderr.write(f"wrote {output}\n")
+    return 0
 
 
 def _static(settings: Settings) -> Encoder | None:

@@ -1,0 +1,1 @@
+"""Learning from what the model calls: remembered searches, feedback, evidence per scope."""

@@ -1,0 +1,170 @@
+"""The learner's store on one replica's disk (``TOOL_SELECTOR_LEARN_DIR``).
+
+Records are MessagePack, each behind its 4-byte length, appended and flushed before the
+feedback is acknowledged, so an acknowledged feedback survives a restart:
+
+- ``searches.bin``: remembered searches (``Shown``), rewritten from the kept ones once it
+  holds twice ``max_searches``;
+- ``scopes/<sha256 of the scope, 16 hex>.bin``: the scope's name, then its feedback
+  (``Called``), rewritten to the newest ``max_events`` once it holds half as many again;
+  ``forget`` deletes the file.
+
+At start every file is read into a ``MemoryStore``, which answers the reads; a record cut
+short by a crash mid-write is skipped. One replica only: replicas that share evidence use
+``RedisStore``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, TypeVar
+
+import msgspec
+
+from tool_selector.errors import ConfigError, LearningUnavailable
+from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
+from tool_selector.learning.store import Bounds, Clock, MemoryStore
+
+_LENGTH = struct.Struct(">I")
+T = TypeVar("T")
+_SCOPE_NAME = msgspec.msgpack.Decoder(str)
+
+
+class DirStore:
+    """See the module. Thread-safe."""
+
+    def __init__(self, folder: Path, bounds: Bounds, clock: Clock = time.time) -> None:
+        try:
+            (folder / "scopes").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"TOOL_SELECTOR_LEARN_DIR={str(folder)!r}: {exc.strerror}") from exc
+        self.folder, self.bounds = folder, bounds
+        self._memory = MemoryStore(bounds, clock)
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._searches = 0
+        self._load()
+
+    def _load(self) -> None:
+        for search in _decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
+            self._memory.remember(search)
+            self._searches += 1
+        for path in sorted((self.folder / "scopes").glob("*.bin")):
+            records = list(_records(path))
+            names = list(_decoded(records[:1], _SCOPE_NAME.decode))
+            if not names:
+                continue
+            for called in _decoded(records[1:], CALLED.decode):
+                self._memory.claim(called.search)
+                self._memory.add(names[0], called)
+            self._counts[names[0]] = len(records) - 1
+
+    def remember(self, search: Shown) -> None:
+        with self._lock:
+            with (self.folder / "searches.bin").open("ab") as log:
+                _append(log, ENCODE(search))
+            self._searches += 1
+            self._memory.remember(search)
+            if self._searches > 2 * self.bounds.max_searches:
+                self._rewrite_searches()
+
+    def recall(self, search_id: str) -> Shown | None:
+        return self._memory.recall(search_id)
+
+    def claim(self, search_id: str) -> bool:
+        return self._memory.claim(search_id)
+
+    def add(self, scope: str, record: Called) -> None:
+        """Keep ``record``; ``LearningUnavailable`` when the folder cannot be written."""
+        with self._lock:
+            path = self._path(scope)
+            fresh = not path.exists()
+            try:
+                with path.open("ab") as f:
+                    if fresh:
+                        _append(f, ENCODE(scope))
+                    _append(f, ENCODE(record))
+            except OSError as exc:
+                raise LearningUnavailable(
+                    "learning_unavailable", f"learning folder: {exc.strerror}"
+                ) from exc
+            self._memory.add(scope, record)
+            self._counts[scope] = self._counts.get(scope, 0) + 1
+            if self._counts[scope] > 1.5 * self.bounds.max_events:
+                self._rewrite_scope(scope)
+
+    def events(self, scope: str) -> tuple[object, Sequence[Called]]:
+        return self._memory.events(scope)
+
+    def forget(self, scope: str) -> None:
+        with self._lock:
+            self._path(scope).unlink(missing_ok=True)
+            self._counts.pop(scope, None)
+            self._memory.forget(scope)
+
+    def scopes(self) -> list[str]:
+        return self._memory.scopes()
+
+    def close(self) -> None:
+        """Nothing held open: every write opens, appends and closes its file."""
+
+    def _path(self, scope: str) -> Path:
+        name = hashlib.sha256(scope.encode()).hexdigest()[:16]
+        return self.folder / "scopes" / f"{name}.bin"
+
+    def _rewrite_scope(self, scope: str) -> None:
+        kept = self._memory.events(scope)[1]
+        _replace(self._path(scope), [ENCODE(scope), *(ENCODE(r) for r in kept)])
+        self._counts[scope] = len(kept)
+
+    def _rewrite_searches(self) -> None:
+        kept = self._memory.remembered()
+        _replace(self.folder / "searches.bin", [ENCODE(s) for s in kept])
+        self._searches = len(kept)
+
+
+def _append(f: IO[bytes], payload: bytes) -> None:
+    f.write(_LENGTH.pack(len(payload)) + payload)
+    f.flush()
+
+
+def _replace(path: Path, payloads: Sequence[bytes]) -> None:
+    """Write ``payloads`` to ``path`` whole (a new file renamed over the old one)."""
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("wb") as f:
+        for payload in payloads:
+            f.write(_LENGTH.pack(len(payload)) + payload)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def _decoded(payloads: Iterable[bytes], decode: Callable[[bytes], T]) -> Iterator[T]:
+    """Each payload decoded; one that does not decode (a file of another version) skipped."""
+    for payload in payloads:
+        try:
+            yield decode(payload)
+        except msgspec.DecodeError:
+            continue
+
+
+def _records(path: Path) -> Iterator[bytes]:
+    """The whole records of ``path`` (none when it is missing; a cut last one skipped)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    at = 0
+    while at + _LENGTH.size <= len(data):
+        (size,) = _LENGTH.unpack_from(data, at)
+        end = at + _LENGTH.size + size
+        if end > len(data):
+            return
+        yield data[at + _LENGTH.size : end]
+        at = end

@@ -1,0 +1,199 @@
+"""The learner: it remembers what each search showed, takes back what the model called, and
+gives each scope's evidence to the learned arm (``pipeline.learned``).
+
+- ``remember``: a search's scope, caller, pattern reading (vector, hashed terms) and the
+  tools it answered, kept in the store for the search-id lifetime;
+- ``feedback``: the tools of that answer the model called (``[]``: none). The first
+  feedback on a search stands; names the search did not show are counted apart and move
+  nothing (a feedback naming only such tools stores nothing); a search of the same caller
+  and scope shortly after one that saw nothing called marks its calls ``retry``;
+- ``evidence``: the scope's events as ``ranking.learned.Evidence``, rebuilt when the store's
+  version of them changes (at most every ``refresh`` seconds);
+- ``forget``: the scope's feedback gone; its searches then answer as with no feedback.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from tool_selector.learning.records import Called, Shown
+from tool_selector.learning.store import LearnStore
+from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.learned import Evidence, LearnRule
+
+#: A search within this many seconds after the same caller's search that saw nothing called
+#: is the model searching again (its calls are ``retry``).
+RETRY_SECONDS = 120.0
+#: Searches per (scope, caller) kept to tell a retry, and (scope, caller) pairs kept.
+_RECENT = 8
+_CALLERS = 10_000
+
+Status = Literal["accepted", "duplicate", "unknown"]
+_log = logging.getLogger("tool_selector.learn")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What became of a feedback: ``accepted`` (kept), ``duplicate`` (the search had one),
+    ``unknown`` (no such search, or expired); the called names kept and those the search
+    did not show (``unshown``: counted, never kept)."""
+
+    status: Status
+    called: tuple[str, ...] = ()
+    unshown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One tool's use in a scope: how often it was shown, how often called, and how often
+    called after the model had searched again (``retry``)."""
+
+    name: str
+    shown: int
+    called: int
+    retried: int
+
+
+class Learner:
+    """See the module. Thread-safe; ``clock`` is seconds since the epoch."""
+
+    def __init__(
+        self,
+        store: LearnStore,
+        rule: LearnRule,
+        *,
+        refresh: float = 1.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store, self.rule, self.refresh, self._clock = store, rule, refresh, clock
+        self._built: dict[str, tuple[object, float, Evidence]] = {}
+        self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
+        self._none: set[str] = set()
+        self._lock = threading.Lock()
+
+    def remember(
+        self,
+        search_id: str,
+        scope: str,
+        caller: str,
+        reading: tuple[FloatArray, tuple[int, ...]],
+        tools: Sequence[tuple[str, str]],
+    ) -> None:
+        """Keep what search ``search_id`` showed (``tools``: identity and name, best first)
+        and how its pattern reads (the first model's unit vector, hashed terms)."""
+        vector, terms = reading
+        at = self._clock()
+        try:
+            self.store.remember(
+                Shown(
+                    id=search_id,
+                    scope=scope,
+                    caller=caller,
+                    at=at,
+                    vector=np.ascontiguousarray(vector, np.float32).tobytes(),
+                    terms=terms,
+                    tools=tuple(i for i, _ in tools),
+                    names=tuple(n for _, n in tools),
+                )
+            )
+        except Exception:  # the search is answered all the same; its feedback will 404
+            _log.warning("search %s not remembered", search_id, exc_info=True)
+            return
+        with self._lock:
+            recent = self._recent.pop((scope, caller), None) or deque(maxlen=_RECENT)
+            recent.append((at, search_id))
+            self._recent[(scope, caller)] = recent
+            while len(self._recent) > _CALLERS:
+                del self._recent[next(iter(self._recent))]
+
+    def feedback(self, search_id: str, called: Sequence[str]) -> Verdict:
+        """Record which tools of search ``search_id``'s answer the model called."""
+        shown = self.store.recall(search_id)
+        if shown is None:
+            return Verdict("unknown")
+        names = dict(zip(shown.names, shown.tools, strict=True))
+        kept = tuple(dict.fromkeys(n for n in called if n in names))
+        unshown = tuple(dict.fromkeys(n for n in called if n not in names))
+        if unshown and not kept:
+            return Verdict("accepted", (), unshown)
+        if not self.store.claim(search_id):
+            return Verdict("duplicate", (), unshown)
+        record = Called(
+            search=search_id,
+            caller=shown.caller,
+            at=shown.at,
+            vector=shown.vector,
+            terms=shown.terms,
+            tools=shown.tools,
+            names=shown.names,
+            called=tuple(names[n] for n in kept),
+            retry=self._retry(shown),
+        )
+        self.store.add(shown.scope, record)
+        if not kept:
+            with self._lock:
+                self._none.add(search_id)
+        return Verdict("accepted", kept, unshown)
+
+    def _retry(self, shown: Shown) -> bool:
+        """Whether the same caller searched the scope just before, and saw nothing called."""
+        with self._lock:
+            recent = self._recent.get((shown.scope, shown.caller), ())
+            return any(
+                sid in self._none and 0 < shown.at - at <= RETRY_SECONDS for at, sid in recent
+            )
+
+    def evidence(self, scope: str) -> Evidence | None:
+        """The scope's evidence (``None`` when it has no feedback), rebuilt when it changed."""
+        now = self._clock()
+        with self._lock:
+            built = self._built.get(scope)
+        if built is not None and now - built[1] < self.refresh:
+            return built[2]
+        version, records = self.store.events(scope)
+        if built is not None and built[0] == version:
+            with self._lock:
+                self._built[scope] = (version, now, built[2])
+            return built[2]
+        if not records:
+            with self._lock:
+                self._built.pop(scope, None)
+            return None
+        evidence = Evidence.of((r.event() for r in records), self.rule, now)
+        with self._lock:
+            self._built[scope] = (version, now, evidence)
+        return evidence
+
+    def sizes(self) -> tuple[int, int, int]:
+        """Scopes read, their events in all, and the largest scope's (the gauges)."""
+        with self._lock:
+            counts = [len(built[2]) for built in self._built.values()]
+        return len(counts), sum(counts), max(counts, default=0)
+
+    def forget(self, scope: str) -> None:
+        """Drop the scope's feedback (every replica's, where the store is shared)."""
+        self.store.forget(scope)
+        with self._lock:
+            self._built.pop(scope, None)
+
+    def usage(self, scope: str) -> dict[str, Usage]:
+        """Each tool's use in the scope, by identity (the catalog report's counts)."""
+        names: dict[str, str] = {}
+        counts: dict[str, list[int]] = {}
+        for record in self.store.events(scope)[1]:
+            for identity, name in zip(record.tools, record.names, strict=True):
+                names[identity] = name
+                row = counts.setdefault(identity, [0, 0, 0])
+                row[0] += 1
+                if identity in record.called:
+                    row[1] += 1
+                    row[2] += int(record.retry)
+        return {i: Usage(names[i], *row) for i, row in counts.items()}

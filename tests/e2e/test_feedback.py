@@ -1,0 +1,158 @@
+"""Feedback over HTTP on the real service: a search's id takes back what the model called;
+evidence survives a restart, is shared through Redis, and a forgotten scope answers as
+before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support import ServiceProcess, start_redis, start_service, wait_until, warm_catalog
+from tool_selector_client.wire import FEEDBACK_PATH, SCOPE_HEADER, SEARCH_ID_HEADER, SEARCH_PATH
+
+#: One encoder and no multilingual arm: the service starts in a few seconds.
+LIGHT = {"TOOL_SELECTOR_SECOND_ENCODER": "false", "TOOL_SELECTOR_MULTILINGUAL": "false"}
+TOOLS = [
+    {"name": "list_tables", "description": "List the tables of a database"},
+    {"name": "get_table_schema", "description": "Show the columns and types of a table"},
+    {"name": "read_rows", "description": "Read rows of a table in a database"},
+    {"name": "send_email", "description": "Send an email message to a person"},
+]
+#: Asked in the scope, then taught: near searches whose model called ``TAUGHT``.
+ASKED = "what is in the orders table of my shop database"
+TEACHING = [
+    "what is in the customers table of my shop database",
+    "what is in the invoices table of my shop database",
+    "what is in the orders table of my shop database please",
+]
+TAUGHT = "get_table_schema"
+
+
+def search(service: ServiceProcess, pattern: str, scope: str = "e2e") -> httpx.Response:
+    body = {"pattern": pattern, "tools": TOOLS, "top_k": 3}
+    return httpx.post(
+        service.url + SEARCH_PATH, json=body, headers={SCOPE_HEADER: scope}, timeout=30
+    )
+
+
+def feedback(service: ServiceProcess, body: Any, **kw: Any) -> httpx.Response:
+    return httpx.post(service.url + FEEDBACK_PATH, json=body, timeout=30, **kw)
+
+
+def teach(service: ServiceProcess, times: int = 4) -> None:
+    for _ in range(times):
+        for pattern in TEACHING:
+            sid = search(service, pattern).headers[SEARCH_ID_HEADER]
+            assert feedback(service, {"search_id": sid, "called": [TAUGHT]}).json()["kept"]
+
+
+@pytest.fixture(scope="module")
+def learning(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    proc = start_service(tmp_path_factory.mktemp("learning"), LIGHT)
+    warm_catalog(proc.url, TOOLS)
+    yield proc
+    proc.stop()
+
+
+def test_feedback_on_a_search_is_kept_once(learning: ServiceProcess) -> None:
+    r = search(learning, "list the tables", scope="once")
+    shown = r.json()["selected_names"]
+    sid = r.headers[SEARCH_ID_HEADER]
+    first = feedback(learning, {"search_id": sid, "called": [shown[0], "not_shown"]})
+    assert first.status_code == 200
+    assert first.json() == {
+        "kept": True,
+        "called": [shown[0]],
+        "unshown": ["not_shown"],
+        "duplicate": False,
+    }
+    again = feedback(learning, {"search_id": sid, "called": []})
+    assert (again.status_code, again.json()["duplicate"]) == (200, True)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"search_id": "0" * 32, "called": []}, 404, "unknown_search"),
+        ({"search_id": "nope", "called": []}, 400, "invalid_request"),
+        ({"search_id": "0" * 32, "called": "read_rows"}, 400, "invalid_request"),
+        ({"called": []}, 400, "invalid_request"),
+    ],
+    ids=["unknown id", "bad id", "called not a list", "no id"],
+)
+def test_bad_feedback_is_a_json_error_naming_the_field(
+    learning: ServiceProcess, body: dict[str, Any], status: int, code: str
+) -> None:
+    r = feedback(learning, body)
+    assert r.status_code == status
+    assert r.json()["code"] == code
+    if status == 400:
+        assert "search_id" in r.json()["detail"] or "called" in r.json()["detail"]
+
+
+def test_feedback_wants_json(learning: ServiceProcess) -> None:
+    r = httpx.post(learning.url + FEEDBACK_PATH, content=b"{}", timeout=30)
+    assert (r.status_code, r.json()["code"]) == (415, "unsupported_media_type")
+
+
+def test_a_scope_learns_and_forgetting_gives_its_answers_back(learning: ServiceProcess) -> None:
+    before = search(learning, ASKED).json()["selected_names"]
+    other = search(learning, ASKED, scope="elsewhere").json()["selected_names"]
+    teach(learning)
+    taught = wait_until(
+        lambda: (names := search(learning, ASKED).json()["selected_names"])[0] == TAUGHT and names,
+        10,
+        "the taught tool first",
+    )
+    assert before[0] != TAUGHT
+    assert taught[0] == TAUGHT
+    assert search(learning, ASKED, scope="elsewhere").json()["selected_names"] == other
+    gone = httpx.delete(learning.url + FEEDBACK_PATH, params={"scope": "e2e"}, timeout=30)
+    assert gone.json() == {"forgotten": "e2e"}
+    assert search(learning, ASKED).json()["selected_names"] == before
+
+
+def test_what_was_learned_survives_a_restart(tmp_path: Path) -> None:
+    env = {**LIGHT, "TOOL_SELECTOR_LEARN_DIR": str(tmp_path / "kept")}
+    first = start_service(tmp_path, env)
+    try:
+        warm_catalog(first.url, TOOLS)
+        before = search(first, ASKED).json()["selected_names"]
+        teach(first)
+        wait_until(lambda: search(first, ASKED).json()["selected_names"][0] == TAUGHT, 10, "taught")
+    finally:
+        first.stop()
+    second = start_service(tmp_path, env)
+    try:
+        warm_catalog(second.url, TOOLS)
+        assert before[0] != TAUGHT
+        assert search(second, ASKED).json()["selected_names"][0] == TAUGHT
+    finally:
+        second.stop()
+
+
+def test_a_replica_sharing_redis_answers_with_what_the_other_learned(tmp_path: Path) -> None:
+    redis = start_redis(tmp_path, persistent=True)
+    env = {**LIGHT, "TOOL_SELECTOR_LEARN_REDIS_URL": redis.url}
+    env["TOOL_SELECTOR_LEARN_REFRESH_MS"] = "200"
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+    one, two = start_service(tmp_path / "one", env), start_service(tmp_path / "two", env)
+    try:
+        for replica in (one, two):
+            warm_catalog(replica.url, TOOLS)
+        assert search(two, ASKED).json()["selected_names"][0] != TAUGHT
+        teach(one)  # every search and its feedback on replica one
+        wait_until(
+            lambda: search(two, ASKED).json()["selected_names"][0] == TAUGHT,
+            10,
+            "replica two reading replica one's evidence",
+        )
+    finally:
+        one.stop()
+        two.stop()
+        redis.stop()

@@ -1,0 +1,136 @@
+"""The learned column (``ranking.learned``): near patterns vote for the tools their model
+called, by how near they are and how many words they share; a caller's share is capped."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tool_selector.ranking.learned import (
+    CALLER_FLOOR,
+    SECONDS_PER_DAY,
+    Event,
+    Evidence,
+    LearnRule,
+    learned_scores,
+    pattern_terms,
+    tool_identity,
+)
+
+RULE = LearnRule()
+NOW = 1_000_000.0
+UNIT = np.eye(4, dtype=np.float32)
+A, B, C = tool_identity("get_key", "Get a key"), tool_identity("get_secret", "Get a secret"), "c"
+#: The catalog's tools in order: A, B, C; each tool's slot in the evidence below.
+
+
+def event(
+    vector: np.ndarray,
+    text: str,
+    called: tuple[str, ...],
+    *,
+    caller: str = "proxy",
+    age_days: float = 0.0,
+) -> Event:
+    return Event(
+        NOW - age_days * SECONDS_PER_DAY,
+        caller,
+        vector.astype(np.float32),
+        pattern_terms(text),
+        (A, B, C),
+        called,
+    )
+
+
+def scores(
+    events: list[Event], text: str, vector: np.ndarray, rule: LearnRule = RULE
+) -> list[float] | None:
+    evidence = Evidence.of(events, rule, NOW)
+    slots = np.asarray([evidence.tools.get(t, -1) for t in (A, B, C)], np.int64)
+    got = learned_scores(evidence, vector, pattern_terms(text), slots, rule=rule, now=NOW)
+    return None if got is None else got.round(4).tolist()
+
+
+def test_a_near_pattern_votes_for_the_tool_its_model_called() -> None:
+    got = scores([event(UNIT[0], "get the vault key", (A,))], "get the vault key", UNIT[0])
+    assert got is not None
+    assert got[0] > 0
+    assert got[1] == got[2] <= 0.0
+
+
+def test_a_tool_shown_and_not_called_sinks_by_the_negative_weight() -> None:
+    events = [event(UNIT[0], "get the vault key", (A,))]
+    plain = scores(events, "get the vault key", UNIT[0], replace(RULE, negative=0.0))
+    negative = scores(events, "get the vault key", UNIT[0], replace(RULE, negative=1.0))
+    assert plain is not None
+    assert negative is not None
+    assert plain[1] == 0.0
+    assert negative[1] < 0 < negative[0] == plain[0]
+
+
+@pytest.mark.parametrize(
+    ("vector", "text"),
+    [(UNIT[1], "get the vault key"), (UNIT[0], "book a flight to paris")],
+    ids=["far in meaning", "no word shared"],
+)
+def test_an_unrelated_pattern_has_no_column(vector: np.ndarray, text: str) -> None:
+    assert scores([event(UNIT[0], "get the vault key", (A,))], text, vector) is None
+
+
+def test_the_pattern_sharing_more_words_weighs_more() -> None:
+    events = [
+        event(UNIT[0], "get the vault key value", (A,)),
+        event(UNIT[0], "get the vault secret value", (B,)),
+    ]
+    got = scores(events, "get the vault secret", UNIT[0])
+    assert got is not None
+    assert got[1] > got[0]
+
+
+def test_older_feedback_weighs_less_and_past_its_ttl_none() -> None:
+    fresh = scores([event(UNIT[0], "get the vault key", (A,))], "get the vault key", UNIT[0])
+    old = scores(
+        [event(UNIT[0], "get the vault key", (A,), age_days=60)], "get the vault key", UNIT[0]
+    )
+    gone = scores(
+        [event(UNIT[0], "get the vault key", (A,), age_days=RULE.ttl + 1)],
+        "get the vault key",
+        UNIT[0],
+    )
+    assert fresh is not None
+    assert old is not None
+    assert 0 < old[0] < fresh[0]
+    assert gone is None
+
+
+def test_nothing_called_is_no_vote_for_any_tool() -> None:
+    got = scores([event(UNIT[0], "get the vault key", ())], "get the vault key", UNIT[0])
+    assert got is None or got[0] <= 0
+
+
+def test_one_caller_cannot_make_a_shared_scope_theirs() -> None:
+    """A flood of one caller's feedback is capped against the others' (``caller_share``)."""
+    honest = [event(UNIT[0], "get the vault key", (A,), caller="proxy") for _ in range(400)]
+    flood = [event(UNIT[0], "get the vault key", (B,), caller="mallory") for _ in range(4000)]
+    evidence = Evidence.of(honest + flood, RULE, NOW)
+    kept_flood = sum(
+        1 for i in range(len(evidence)) if evidence.called[i].tolist() == [evidence.tools[B]]
+    )
+    assert kept_flood <= max(CALLER_FLOOR, 400 * RULE.caller_share / (1 - RULE.caller_share))
+    got = scores(honest + flood, "get the vault key", UNIT[0])
+    assert got is not None
+    assert got[0] > got[1]
+
+
+def test_a_scopes_only_caller_is_not_capped() -> None:
+    alone = [event(UNIT[0], "get the vault key", (A,)) for _ in range(300)]
+    assert len(Evidence.of(alone, RULE, NOW)) == 300
+
+
+def test_a_tool_never_shown_in_the_scope_has_no_slot() -> None:
+    evidence = Evidence.of([event(UNIT[0], "get the vault key", (A,))], RULE, NOW)
+    assert tool_identity("other", "") not in evidence.tools
+    assert tool_identity("get_key", "Get a key") == A  # identity: name and description
+    assert tool_identity("get_key", "Get a key, now with versions") != A

@@ -1,0 +1,89 @@
+"""The learner (``learning.learner``): a search's feedback, once, about what it showed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tool_selector.learning.learner import RETRY_SECONDS, Learner
+from tool_selector.learning.store import Bounds, MemoryStore
+from tool_selector.ranking.learned import LearnRule
+
+READING = (np.eye(4, dtype=np.float32)[0], (11, 12))
+TOOLS = [("ida", "get_a"), ("idb", "get_b")]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def learner(clock: Clock | None = None) -> Learner:
+    clock = clock or Clock()
+    store = MemoryStore(Bounds(ttl=3600, max_searches=100, max_events=100), clock)
+    return Learner(store, LearnRule(), refresh=0.0, clock=clock)
+
+
+def test_feedback_keeps_the_called_tools_of_the_answer() -> None:
+    it = learner()
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    verdict = it.feedback("s1", ["get_b"])
+    assert (verdict.status, verdict.called, verdict.unshown) == ("accepted", ("get_b",), ())
+    (record,) = it.store.events("scope")[1]
+    assert (record.tools, record.called) == (("ida", "idb"), ("idb",))
+
+
+def test_an_unknown_search_is_unknown() -> None:
+    assert learner().feedback("nope", ["get_a"]).status == "unknown"
+
+
+def test_names_the_search_did_not_show_move_nothing() -> None:
+    it = learner()
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    verdict = it.feedback("s1", ["delete_everything"])
+    assert (verdict.called, verdict.unshown) == ((), ("delete_everything",))
+    assert it.store.events("scope")[1] == ()
+    mixed = it.feedback("s1", ["get_a", "delete_everything"])
+    assert (mixed.called, mixed.unshown) == (("get_a",), ("delete_everything",))
+
+
+def test_the_first_feedback_stands() -> None:
+    it = learner()
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    assert it.feedback("s1", ["get_a"]).status == "accepted"
+    assert it.feedback("s1", ["get_b"]).status == "duplicate"
+    assert len(it.store.events("scope")[1]) == 1
+
+
+def test_a_search_after_one_that_saw_nothing_called_is_a_retry() -> None:
+    clock = Clock()
+    it = learner(clock)
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", [])
+    clock.now += 10
+    it.remember("s2", "scope", "proxy", READING, TOOLS)
+    it.feedback("s2", ["get_b"])
+    clock.now += RETRY_SECONDS + 1
+    it.remember("s3", "scope", "proxy", READING, TOOLS)
+    it.feedback("s3", ["get_a"])
+    first, second, third = it.store.events("scope")[1]
+    assert (first.retry, second.retry, third.retry) == (False, True, False)
+    usage = it.usage("scope")
+    assert (usage["idb"].shown, usage["idb"].called, usage["idb"].retried) == (3, 1, 1)
+    assert (usage["ida"].called, usage["ida"].retried) == (1, 0)
+
+
+def test_evidence_follows_the_store_and_forget_clears_it() -> None:
+    it = learner()
+    assert it.evidence("scope") is None
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", ["get_a"])
+    built = it.evidence("scope")
+    assert built is not None
+    assert len(built) == 1
+    assert it.evidence("scope") is built  # unchanged: not rebuilt
+    it.forget("scope")
+    assert it.evidence("scope") is None
+    assert it.sizes() == (0, 0, 0)
