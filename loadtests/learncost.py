@@ -26,7 +26,7 @@ import numpy as np
 from tool_selector.embeddings.encoder import Ensemble, encode_query
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.learning.learner import Learner
-from tool_selector.learning.records import Called
+from tool_selector.learning.records import Called, Shown
 from tool_selector.learning.store import Bounds, MemoryStore
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import DATASETS, default_bench_dir, load_dataset
@@ -74,14 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.add(
             SCOPE,
             Called(
-                search=f"{i:032x}",
-                caller="proxy",
-                at=time.time(),
-                vector=np.ascontiguousarray(vectors[j], np.float32).tobytes(),
-                terms=pattern_terms(texts[j]),
-                tools=shown,
-                names=shown,
-                called=shown[:1],
+                Shown(
+                    f"{i:032x}",
+                    SCOPE,
+                    "proxy",
+                    time.time(),
+                    np.ascontiguousarray(vectors[j], np.float32).tobytes(),
+                    pattern_terms(texts[j]),
+                    shown,
+                    shown,
+                ),
+                shown[:1],
             ),
         )
     learner = Learner(store, SHIPPED.learn, refresh=3600.0)

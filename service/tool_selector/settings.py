@@ -319,9 +319,10 @@ class Settings:
         1,
     )
     learn_caller_share: float = _setting(
-        0.25,
-        "Most of a shared scope's evidence one caller's feedback may be (its newest kept): a "
-        "caller flooding a scope cannot make it theirs. A scope's only caller is not capped.",
+        0.5,
+        "Most of a scope's room (`TOOL_SELECTOR_LEARN_MAX_EVENTS`) one caller's feedback may "
+        "fill (its newest kept): a caller flooding a shared scope cannot make it theirs, and "
+        "the others' feedback keeps the rest.",
         0.01,
     )
     learn_refresh_ms: int = _setting(

@@ -29,11 +29,13 @@ __all__ = [
 #: The catalog report's path.
 LINT_PATH = "/v1/catalog/lint"
 
+#: Every kind of finding, in the order the report lists them (what keeps a tool from being
+#: found first).
 FindingKind = Literal[
     "unreachable",
     "name_only",
-    "siblings",
     "collision",
+    "siblings",
     "no_description",
     "description_repeats_name",
     "undescribed_parameters",

@@ -61,7 +61,14 @@ class Counted:
             return load()
 
         tools = ToolSource(ask.tools.key, counted)
-        return Ask(ask.pattern, tools, ask.top_k, ask.always_keep, ask.explain, ask.pattern_chars)
+        return Ask(
+            ask.pattern,
+            tools,
+            top_k=ask.top_k,
+            always_keep=ask.always_keep,
+            explain=ask.explain,
+            pattern_chars=ask.pattern_chars,
+        )
 
 
 def served(max_tools: int = 1000) -> tuple[Decoder, Selector, Counted]:

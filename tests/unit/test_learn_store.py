@@ -24,9 +24,7 @@ def shown(i: int, scope: str = "s", at: float = 1_000.0) -> Shown:
 
 
 def called(i: int) -> Called:
-    return Called(
-        f"{i:032x}", "proxy", 1_000.0, VECTOR, (1, 2), ("a", "b"), ("get_a", "get_b"), ("a",)
-    )
+    return Called(shown(i), ("a",))
 
 
 @pytest.fixture(params=["memory", "dir", "redis"])

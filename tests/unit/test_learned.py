@@ -9,17 +9,19 @@ import numpy as np
 import pytest
 
 from tool_selector.ranking.learned import (
-    CALLER_FLOOR,
     SECONDS_PER_DAY,
-    Event,
+    Called,
     Evidence,
     LearnRule,
+    Shown,
     learned_scores,
     pattern_terms,
     tool_identity,
 )
 
-RULE = LearnRule()
+#: One near event is enough here, so each test below shows one mechanism; the shipped
+#: ``support`` (two events) has its own test at the end.
+RULE = LearnRule(support=1.0)
 NOW = 1_000_000.0
 UNIT = np.eye(4, dtype=np.float32)
 A, B, C = tool_identity("get_key", "Get a key"), tool_identity("get_secret", "Get a secret"), "c"
@@ -33,19 +35,17 @@ def event(
     *,
     caller: str = "proxy",
     age_days: float = 0.0,
-) -> Event:
-    return Event(
-        NOW - age_days * SECONDS_PER_DAY,
-        caller,
-        vector.astype(np.float32),
-        pattern_terms(text),
-        (A, B, C),
-        called,
+) -> Called:
+    at = NOW - age_days * SECONDS_PER_DAY
+    raw = vector.astype(np.float32).tobytes()
+    search = Shown(
+        "0" * 32, "scope", caller, at, raw, pattern_terms(text), (A, B, C), ("a", "b", "c")
     )
+    return Called(search, called)
 
 
 def scores(
-    events: list[Event], text: str, vector: np.ndarray, rule: LearnRule = RULE
+    events: list[Called], text: str, vector: np.ndarray, rule: LearnRule = RULE
 ) -> list[float] | None:
     evidence = Evidence.of(events, rule, NOW)
     slots = np.asarray([evidence.tools.get(t, -1) for t in (A, B, C)], np.int64)
@@ -95,7 +95,7 @@ def test_older_feedback_weighs_less_and_past_its_ttl_none() -> None:
         [event(UNIT[0], "get the vault key", (A,), age_days=60)], "get the vault key", UNIT[0]
     )
     gone = scores(
-        [event(UNIT[0], "get the vault key", (A,), age_days=RULE.ttl + 1)],
+        [event(UNIT[0], "get the vault key", (A,), age_days=RULE.keep.ttl + 1)],
         "get the vault key",
         UNIT[0],
     )
@@ -110,23 +110,18 @@ def test_nothing_called_is_no_vote_for_any_tool() -> None:
     assert got is None or got[0] <= 0
 
 
-def test_one_caller_cannot_make_a_shared_scope_theirs() -> None:
-    """A flood of one caller's feedback is capped against the others' (``caller_share``)."""
-    honest = [event(UNIT[0], "get the vault key", (A,), caller="proxy") for _ in range(400)]
+def test_one_caller_fills_only_its_part_of_a_scope() -> None:
+    """A flood of one caller's feedback keeps its newest ``per_caller``; the others' stay."""
+    rule = replace(RULE, keep=replace(RULE.keep, per_caller=300))
+    honest = [event(UNIT[0], "get the vault key", (A,), caller="proxy") for _ in range(200)]
     flood = [event(UNIT[0], "get the vault key", (B,), caller="mallory") for _ in range(4000)]
-    evidence = Evidence.of(honest + flood, RULE, NOW)
-    kept_flood = sum(
-        1 for i in range(len(evidence)) if evidence.called[i].tolist() == [evidence.tools[B]]
-    )
-    assert kept_flood <= max(CALLER_FLOOR, 400 * RULE.caller_share / (1 - RULE.caller_share))
-    got = scores(honest + flood, "get the vault key", UNIT[0])
+    evidence = Evidence.of(honest + flood, rule, NOW)
+    b = evidence.tools[B]
+    assert sum(1 for i in range(len(evidence)) if evidence.called[i].tolist() == [b]) == 300
+    assert len(evidence) == 500
+    got = scores(honest + flood, "get the vault key", UNIT[0], rule)
     assert got is not None
-    assert got[0] > got[1]
-
-
-def test_a_scopes_only_caller_is_not_capped() -> None:
-    alone = [event(UNIT[0], "get the vault key", (A,)) for _ in range(300)]
-    assert len(Evidence.of(alone, RULE, NOW)) == 300
+    assert got[1] < 1.0
 
 
 def test_a_tool_never_shown_in_the_scope_has_no_slot() -> None:
@@ -134,3 +129,16 @@ def test_a_tool_never_shown_in_the_scope_has_no_slot() -> None:
     assert tool_identity("other", "") not in evidence.tools
     assert tool_identity("get_key", "Get a key") == A  # identity: name and description
     assert tool_identity("get_key", "Get a key, now with versions") != A
+
+
+def test_at_the_shipped_support_one_call_alone_moves_nothing_and_two_do() -> None:
+    """A single wrong call cannot lift a tool: the service's rule wants two near events."""
+    shipped = LearnRule()
+    assert shipped.support == 2.0
+    one = [event(UNIT[0], "get the vault key", (B,))]
+    got = scores(one, "get the vault key", UNIT[0], shipped)
+    assert got is None or got[1] <= 0.0
+    two = [*one, event(UNIT[0], "get the vault key", (B,), caller="other")]
+    again = scores(two, "get the vault key", UNIT[0], shipped)
+    assert again is not None
+    assert again[1] > 0.0

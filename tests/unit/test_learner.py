@@ -32,7 +32,7 @@ def test_feedback_keeps_the_called_tools_of_the_answer() -> None:
     verdict = it.feedback("s1", ["get_b"])
     assert (verdict.status, verdict.called, verdict.unshown) == ("accepted", ("get_b",), ())
     (record,) = it.store.events("scope")[1]
-    assert (record.tools, record.called) == (("ida", "idb"), ("idb",))
+    assert (record.search.tools, record.called) == (("ida", "idb"), ("idb",))
 
 
 def test_an_unknown_search_is_unknown() -> None:

@@ -68,7 +68,12 @@ def build_selector(
 
 def learn_rule(settings: Settings) -> LearnRule:
     """How learned evidence votes: the fitted rule with the operator's bounds."""
-    return replace(LEARN, ttl=settings.learn_ttl_days, caller_share=settings.learn_caller_share)
+    keep = replace(
+        LEARN.keep,
+        ttl=settings.learn_ttl_days,
+        per_caller=max(1, int(settings.learn_caller_share * settings.learn_max_events)),
+    )
+    return replace(LEARN, keep=keep)
 
 
 def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | None:

@@ -61,7 +61,7 @@ class DirStore:
             if not names:
                 continue
             for called in _decoded(records[1:], CALLED.decode):
-                self._memory.claim(called.search)
+                self._memory.claim(called.search.id)
                 self._memory.add(names[0], called)
             self._counts[names[0]] = len(records) - 1
 

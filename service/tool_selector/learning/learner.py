@@ -35,6 +35,8 @@ RETRY_SECONDS = 120.0
 #: Searches per (scope, caller) kept to tell a retry, and (scope, caller) pairs kept.
 _RECENT = 8
 _CALLERS = 10_000
+#: Scopes whose evidence a replica keeps read (the least recently read go first).
+_SCOPES = 10_000
 
 Status = Literal["accepted", "duplicate", "unknown"]
 _log = logging.getLogger("tool_selector.learn")
@@ -74,7 +76,7 @@ class Learner:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store, self.rule, self.refresh, self._clock = store, rule, refresh, clock
-        self._built: dict[str, tuple[object, float, Evidence]] = {}
+        self._built: dict[str, tuple[object, float, Evidence | None]] = {}
         self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
         self._none: set[str] = set()
         self._lock = threading.Lock()
@@ -126,17 +128,7 @@ class Learner:
             return Verdict("accepted", (), unshown)
         if not self.store.claim(search_id):
             return Verdict("duplicate", (), unshown)
-        record = Called(
-            search=search_id,
-            caller=shown.caller,
-            at=shown.at,
-            vector=shown.vector,
-            terms=shown.terms,
-            tools=shown.tools,
-            names=shown.names,
-            called=tuple(names[n] for n in kept),
-            retry=self._retry(shown),
-        )
+        record = Called(shown, tuple(names[n] for n in kept), self._retry(shown))
         self.store.add(shown.scope, record)
         if not kept:
             with self._lock:
@@ -152,7 +144,9 @@ class Learner:
             )
 
     def evidence(self, scope: str) -> Evidence | None:
-        """The scope's evidence (``None`` when it has no feedback), rebuilt when it changed."""
+        """The scope's evidence (``None`` when it has no feedback), read from the store at
+        most every ``refresh`` seconds (a scope without feedback too: the store is not asked
+        on every search) and rebuilt only when the store's version of it changed."""
         now = self._clock()
         with self._lock:
             built = self._built.get(scope)
@@ -160,22 +154,20 @@ class Learner:
             return built[2]
         version, records = self.store.events(scope)
         if built is not None and built[0] == version:
-            with self._lock:
-                self._built[scope] = (version, now, built[2])
-            return built[2]
-        if not records:
-            with self._lock:
-                self._built.pop(scope, None)
-            return None
-        evidence = Evidence.of((r.event() for r in records), self.rule, now)
+            evidence = built[2]
+        else:
+            evidence = Evidence.of(records, self.rule, now) if records else None
         with self._lock:
+            self._built.pop(scope, None)  # to the end: the least recently read go first
             self._built[scope] = (version, now, evidence)
+            while len(self._built) > _SCOPES:
+                del self._built[next(iter(self._built))]
         return evidence
 
     def sizes(self) -> tuple[int, int, int]:
-        """Scopes read, their events in all, and the largest scope's (the gauges)."""
+        """Scopes read holding feedback, their events in all, and the largest scope's."""
         with self._lock:
-            counts = [len(built[2]) for built in self._built.values()]
+            counts = [len(b[2]) for b in self._built.values() if b[2] is not None]
         return len(counts), sum(counts), max(counts, default=0)
 
     def forget(self, scope: str) -> None:
@@ -189,7 +181,7 @@ class Learner:
         names: dict[str, str] = {}
         counts: dict[str, list[int]] = {}
         for record in self.store.events(scope)[1]:
-            for identity, name in zip(record.tools, record.names, strict=True):
+            for identity, name in zip(record.search.tools, record.search.names, strict=True):
                 names[identity] = name
                 row = counts.setdefault(identity, [0, 0, 0])
                 row[0] += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import get_args
 
 from tool_selector.learning.learner import Usage
 from tool_selector.lint import checks, probes, siblings
@@ -19,22 +20,10 @@ from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.dense import FloatArray
-from tool_selector_client.catalog_lint import Finding, LintReport, ProbeRecall
+from tool_selector_client.catalog_lint import Finding, FindingKind, LintReport, ProbeRecall
 
-#: Report order: what keeps a tool from being found first.
-KIND_ORDER = (
-    "unreachable",
-    "name_only",
-    "collision",
-    "siblings",
-    "no_description",
-    "description_repeats_name",
-    "undescribed_parameters",
-    "description_too_long",
-    "too_many_tools",
-    "never_called",
-    "after_retry",
-)
+#: Report order: ``FindingKind``'s (what keeps a tool from being found first).
+KIND_ORDER: tuple[str, ...] = get_args(FindingKind)
 
 
 def lint(

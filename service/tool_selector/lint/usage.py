@@ -31,28 +31,23 @@ def tool_uses(texts: Sequence[ToolText], usage: Mapping[str, Usage]) -> list[Too
     return sorted(found, key=lambda u: (-u.shown, u.name))
 
 
+#: Each finding's fix.
+FIXES = {
+    "never_called": "the model reads its definition and passes it by: say what it does and "
+    "when to use it (or leave it out with a filter if it is never wanted)",
+    "after_retry": "the first searches miss it: add the words they use to its description "
+    "or search_text",
+}
+
+
 def usage_findings(uses: Sequence[ToolUse]) -> list[Finding]:
     """The ``never_called`` and ``after_retry`` findings (the module)."""
     out = []
     for u in uses:
         if u.shown >= SHOWN_OFTEN and not u.called:
-            out.append(
-                Finding(
-                    kind="never_called",
-                    tools=[u.name],
-                    detail=f"shown in {u.shown} answers of this scope, never called",
-                    fix="the model reads its definition and passes it by: say what it does "
-                    "and when to use it (or leave it out with a filter if it is never wanted)",
-                )
-            )
+            detail = f"shown in {u.shown} answers of this scope, never called"
+            out.append(Finding("never_called", [u.name], detail, FIXES["never_called"]))
         elif u.called >= CALLED_OFTEN and u.after_retry == u.called:
-            out.append(
-                Finding(
-                    kind="after_retry",
-                    tools=[u.name],
-                    detail=f"called {u.called} times, each after the model searched again",
-                    fix="the first searches miss it: add the words they use to its "
-                    "description or search_text",
-                )
-            )
+            detail = f"called {u.called} times, each after the model searched again"
+            out.append(Finding("after_retry", [u.name], detail, FIXES["after_retry"]))
     return out

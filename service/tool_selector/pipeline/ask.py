@@ -45,6 +45,9 @@ class Ask:
 
     pattern: str
     tools: ToolSource
+    #: Whose learned evidence the search reads (``X-Tool-Selector-Scope``, else the caller's
+    #: token); ``None``: none (the answer is the one without evidence).
+    scope: str | None = None
     top_k: int = 5
     always_keep: tuple[str, ...] = ()
     explain: bool = False
@@ -56,9 +59,6 @@ class Ask:
     #: Which reading of a long pattern was ranked (``request_parts.PatternKind``); ``None``
     #: when the pattern is ranked as sent.
     pattern_kind: PatternKind | None = None
-    #: Whose learned evidence the search reads (``X-Tool-Selector-Scope``, else the caller's
-    #: token); ``None``: none (the answer is the one without evidence).
-    scope: str | None = None
 
     @classmethod
     def of(cls, request: SearchRequest, key: str | None = None) -> Ask:

@@ -149,8 +149,8 @@ class EvidenceSource(Protocol):
 
 
 class Models(Protocol):
-    """The encoders the arms read, attached as they load (``None``: not loaded, or off):
-    the dense arm's ensemble, the static table, the multilingual model."""
+    """What the arms read that is attached as it loads (``None``: not loaded, or off): the
+    dense arm's ensemble, the static table, the multilingual model, the learned evidence."""
 
     @property
     def encoders(self) -> Ensemble | None: ...
@@ -161,17 +161,19 @@ class Models(Protocol):
     @property
     def multilingual(self) -> Encoder | None: ...
 
+    @property
+    def learning(self) -> EvidenceSource | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Sources:
     """What every arm reads from: the models, the tool and query vectors, the rules, and
-    each scope's learned evidence (``learning``; none: learning off)."""
+    each scope's learned evidence (the models' ``learning``)."""
 
     models: Models
     tools: ToolVectors
     queries: QueryVectors
     rules: Rules
-    learning: EvidenceSource | None = None
 
 
 @dataclass(frozen=True, slots=True)

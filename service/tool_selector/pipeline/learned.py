@@ -1,6 +1,6 @@
 """The learned arm: what a scope's model called after searches near this one.
 
-``LearnedArm`` reads the scope's evidence (``Sources.learning``) and, when it holds events
+``LearnedArm`` reads the scope's evidence (the models' ``learning``) and, when it holds events
 near the pattern, adds the learned column (``ranking.learned.learned_scores``) that the
 fusion weighs (``fusion.TERMS``' ``learn_weight``). The pattern is read as the learner
 remembered it (``search_reading``): the first model's query vector of the pattern as sent
@@ -41,9 +41,10 @@ class LearnedArm:
     def read(self, request: ArmRequest, columns: Columns) -> Columns:
         src = self.sources
         encoders = src.models.encoders
-        if src.learning is None or request.scope is None or encoders is None:
+        learning = src.models.learning
+        if learning is None or request.scope is None or encoders is None:
             return columns
-        evidence = src.learning.evidence(request.scope)
+        evidence = learning.evidence(request.scope)
         if evidence is None or not len(evidence):
             return columns
         with timed(request.timings, "learned"):

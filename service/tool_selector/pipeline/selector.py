@@ -83,6 +83,7 @@ class Selector:
     background (``Outcome.deferred``). ``multilingual`` (an ``Encoder`` of many languages):
     read for non-English patterns once its tool vectors are at hand; ``glossary``: the English
     words of their gloss. ``rules``: every constant it ranks with (``ranking.fitted``).
+    ``learning``: the learner whose scopes' feedback the learned arm reads (none: off).
     """
 
     def __init__(
@@ -121,7 +122,7 @@ class Selector:
         )
         self.query_vectors = QueryVectors(self.queries)
         self.learning = learning
-        sources = Sources(self, self.vectors, self.query_vectors, self.rules, learning)
+        sources = Sources(self, self.vectors, self.query_vectors, self.rules)
         self.arms: tuple[Arm, ...] = arm_table(sources)
 
     def select(self, request: Ask | SearchRequest) -> Outcome:

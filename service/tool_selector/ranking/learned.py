@@ -5,8 +5,9 @@ showed and the ones the model then called. For a new pattern ``q``, each event `
 votes for every tool it showed, in the scope's own words::
 
     w(q, e)  = ((cos(q, e) - radius) / (1 - radius)) * jaccard(q, e) ** overlap * decay(e)
-    W        = sum of w over the events near q       (no column when W < support)
-    called   = sum of w over the events that showed the tool and saw it called
+    W        = sum of w over the events near q
+    called   = sum of w over the events that showed the tool and saw it called (0 unless at
+               least ``support`` of them did)
     ignored  = sum of w over the events that showed it and saw another tool (or none) called
     learned  = (called - negative * ignored) / (W + prior)
 
@@ -36,6 +37,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -46,26 +48,35 @@ IntArray = npt.NDArray[np.int64]
 #: Each hashed term's IDF over a catalog's tools, and the IDF of a term no tool holds.
 TermWeights = tuple[Mapping[int, float], float]
 SECONDS_PER_DAY = 86_400.0
-#: Events any caller keeps in a scope whatever the others' (``LearnRule.caller_share``).
-CALLER_FLOOR = 50
 _GENERATIONS = itertools.count(1)
 
 
 @dataclass(frozen=True, slots=True)
+class Keep:
+    """How long feedback counts: its weight halves every ``half_life`` days and it is
+    dropped after ``ttl`` days; one caller's newest ``per_caller`` records count at most
+    (``_kept``: ``TOOL_SELECTOR_LEARN_CALLER_SHARE`` of ``TOOL_SELECTOR_LEARN_MAX_EVENTS``)."""
+
+    half_life: float = 30.0
+    ttl: float = 180.0
+    per_caller: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
 class LearnRule:
-    """How events vote (module docstring): ``radius``, ``overlap`` (the Jaccard power),
-    ``negative`` (an ignored vote's weight against a called one), ``prior``, ``support``
-    (least total vote weight before any tool moves), ``half_life`` and ``ttl`` in days (an
-    event older than ``ttl`` is dropped), and ``caller_share`` (``_kept``)."""
+    """How near feedback votes (the module): ``radius``, the least cosine between two
+    patterns for a vote; ``overlap``, the power of their IDF-weighted Jaccard; ``negative``,
+    a shown-and-not-called vote's weight against a called one; ``prior``, vote weight that
+    damps a little support; ``support``, the least near events that called a tool before it
+    gains (at 2, one event alone, a wrong call, moves nothing);
+    ``keep``, how long feedback counts. The service's values: ``fitted.LEARN``."""
 
     radius: float = 0.6
     overlap: float = 2.0
     negative: float = 0.0
     prior: float = 0.1
-    support: float = 0.02
-    half_life: float = 30.0
-    ttl: float = 180.0
-    caller_share: float = 0.25
+    support: float = 2.0
+    keep: Keep = Keep()
 
 
 def pattern_terms(text: str) -> tuple[int, ...]:
@@ -89,18 +100,33 @@ def _hash(term: str) -> int:
     return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "big") >> 1
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One search with feedback: when (seconds since the epoch), who reported it, its
-    pattern's unit vector and term hashes, the tools it showed (identities) and those called
-    (a subset; empty: none)."""
+class Shown(msgspec.Struct, array_like=True, frozen=True):
+    """A search the service answered, as the learner keeps it: ``tools`` (identities,
+    ``tool_identity``) and ``names`` in the answer's order; ``vector``: the first model's unit
+    vector of the pattern, float32 bytes; ``terms``: ``pattern_terms``."""
 
-    at: float
+    id: str
+    scope: str
     caller: str
-    vector: FloatArray
+    at: float
+    vector: bytes
     terms: tuple[int, ...]
-    shown: tuple[str, ...]
+    tools: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+class Called(msgspec.Struct, array_like=True, frozen=True):
+    """A search's feedback, the event the evidence is built from: the search (what it
+    showed), which of its tools the model called (identities; empty: none); ``retry``: the
+    same caller's search just before it in the scope saw nothing called."""
+
+    search: Shown
     called: tuple[str, ...]
+    retry: bool = False
+
+    @property
+    def vector(self) -> FloatArray:
+        return np.frombuffer(self.search.vector, dtype=np.float32)
 
 
 class Evidence:
@@ -137,16 +163,16 @@ class Evidence:
         self._postings = {t: np.asarray(ids, dtype=np.int64) for t, ids in postings.items()}
 
     @classmethod
-    def of(cls, events: Iterable[Event], rule: LearnRule, now: float) -> Evidence:
+    def of(cls, events: Iterable[Called], rule: LearnRule, now: float) -> Evidence:
         """The events ``rule`` keeps (younger than ``ttl``; each caller's newest, at most
-        ``caller_share`` of them), as arrays."""
+        ``per_caller`` of them), as arrays."""
         kept = _kept(list(events), rule, now)
         if kept:  # read by one model: a record of another's width (a changed encoder) is none
             width = kept[-1].vector.shape
             kept = [e for e in kept if e.vector.shape == width]
         tools: dict[str, int] = {}
         for e in kept:
-            for identity in e.shown:
+            for identity in e.search.tools:
                 tools.setdefault(identity, len(tools))
         dim = kept[0].vector.shape[-1] if kept else 0
         vectors = (
@@ -156,10 +182,10 @@ class Evidence:
         )
         return cls(
             vectors,
-            [frozenset(e.terms) for e in kept],
-            shown=[np.asarray([tools[t] for t in e.shown], np.int64) for e in kept],
+            [frozenset(e.search.terms) for e in kept],
+            shown=[np.asarray([tools[t] for t in e.search.tools], np.int64) for e in kept],
             called=[np.asarray([tools[t] for t in e.called if t in tools], np.int64) for e in kept],
-            at=np.asarray([e.at for e in kept], np.float64),
+            at=np.asarray([e.search.at for e in kept], np.float64),
             tools=tools,
         )
 
@@ -192,13 +218,13 @@ def learned_scores(
         return None
     called = np.zeros(len(evidence.tools), np.float64)
     shown = np.zeros(len(evidence.tools), np.float64)
+    agreeing = np.zeros(len(evidence.tools), np.int64)
     for i, w in zip(*votes, strict=True):
         shown[evidence.shown[i]] += w
         called[evidence.called[i]] += w
-    total = float(sum(votes[1]))
-    if total < rule.support:
-        return None
-    score = (called - rule.negative * (shown - called)) / (total + rule.prior)
+        agreeing[evidence.called[i]] += 1
+    called[agreeing < rule.support] = 0.0
+    score = (called - rule.negative * (shown - called)) / (float(sum(votes[1])) + rule.prior)
     out = np.zeros(len(slots), np.float32)
     known = slots >= 0
     out[known] = score[slots[known]]
@@ -227,7 +253,7 @@ def _votes(
     overlap = np.asarray([_jaccard(mine, evidence.terms[i], idf) for i in near], np.float64)
     age = np.maximum(now - evidence.at[near], 0.0) / SECONDS_PER_DAY
     weight = (cos - rule.radius) / (1 - rule.radius) * overlap**rule.overlap
-    weight = weight * 0.5 ** (age / rule.half_life)
+    weight = weight * 0.5 ** (age / rule.keep.half_life)
     return near.tolist(), weight.tolist()
 
 
@@ -241,29 +267,21 @@ def _jaccard(a: frozenset[int], b: frozenset[int], idf: TermWeights | None) -> f
     return shared / sum(weights.get(t, unseen) for t in a | b)
 
 
-def _kept(events: list[Event], rule: LearnRule, now: float) -> list[Event]:
-    """The events younger than ``ttl``, oldest first, each caller's newest up to their cap:
-    a caller's events may be at most ``caller_share`` of what the scope keeps, that is
-    ``caller_share / (1 - caller_share)`` times the others' (at least ``CALLER_FLOOR``; a
-    scope's only caller is not capped). One caller cannot make a shared scope's evidence
-    their own by flooding it."""
-    young = sorted((e for e in events if now - e.at <= rule.ttl * SECONDS_PER_DAY), key=_when)
-    mine: dict[str, int] = {}
-    for e in young:
-        mine[e.caller] = mine.get(e.caller, 0) + 1
-    ratio = rule.caller_share / max(1e-9, 1 - rule.caller_share)
-    cap = {
-        c: n if n == len(young) else max(CALLER_FLOOR, int(ratio * (len(young) - n)))
-        for c, n in mine.items()
-    }
+def _kept(events: list[Called], rule: LearnRule, now: float) -> list[Called]:
+    """The events younger than ``ttl``, oldest first, each caller's newest ``per_caller`` at
+    most: one caller can fill only part of a shared scope, whatever it sends (the rest is
+    the other callers'), and a small caller is never cut for a big one."""
+    keep = rule.keep
+    young = sorted((e for e in events if now - _when(e) <= keep.ttl * SECONDS_PER_DAY), key=_when)
     count: dict[str, int] = {}
     kept = []
     for e in reversed(young):
-        count[e.caller] = count.get(e.caller, 0) + 1
-        if count[e.caller] <= cap[e.caller]:
+        caller = e.search.caller
+        count[caller] = count.get(caller, 0) + 1
+        if count[caller] <= keep.per_caller:
             kept.append(e)
     return kept[::-1]
 
 
-def _when(e: Event) -> float:
-    return e.at
+def _when(e: Called) -> float:
+    return e.search.at

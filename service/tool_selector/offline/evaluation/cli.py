@@ -66,7 +66,8 @@ def _learn_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="judge the learned arm instead: replay each set's traffic with simulated feedback, "
         "measure its other queries (--split dev: halves of dev; test: dev learned, test "
-        "measured), R@1 and R@5 without and with the evidence (writes reports/learn.json)",
+        "measured), R@1 and R@5 without and with the evidence (writes reports/learn.json); "
+        "--limit samples each set's queries of every split",
     )
     p.add_argument(
         "--wrong",
@@ -162,6 +163,7 @@ def _learn(
         LearnEval,
         Traffic,
         replay_all,
+        sampled,
         table,
     )
     from tool_selector.ranking.fitted import Rules  # noqa: PLC0415
@@ -175,7 +177,7 @@ def _learn(
         if not args.no_progress:
             sys.stderr.write(message + "\n")
 
-    results = replay_all(run, datasets, args.split, traffics, say)
+    results = replay_all(run, sampled(datasets, args.limit), args.split, traffics, say)
     command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
     sys.stdout.write(f"`{command}`\n\n{table(results)}\n")
     output = args.output

@@ -14,9 +14,10 @@ evidence and with none (the answer learning off gives):
 
 ``--flood N`` adds a hostile caller to each run: N searches of other sets' requests, each
 first reported as calling the flood's target tool (a tool of the catalog no request of the
-set wants, which those searches did not show: it moves nothing), then as calling the
-search's own first tool (counted against the caller's share, ``LearnRule.caller_share``).
-Its check: how many measured answers hold the target tool, with the evidence and without.
+set wants: where the search did not show it, the name moves nothing; where it did, it is a
+call like any other), then as calling the search's own first tool (kept within the caller's
+share, ``Keep.per_caller``). Its check: how many measured answers hold the target tool, with
+the evidence and without.
 """
 
 from __future__ import annotations
@@ -28,18 +29,23 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.learning.learner import Learner
 from tool_selector.learning.store import Bounds, MemoryStore
 from tool_selector.lru import BoundedLRU
-from tool_selector.offline.evaluation.dataset import BenchQuery, Dataset, Split, split_of
+from tool_selector.offline.evaluation.dataset import (
+    BenchQuery,
+    Dataset,
+    Split,
+    pick_queries,
+    split_of,
+)
 from tool_selector.offline.evaluation.metrics import recall_at
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.glossary import Glossary
 
@@ -111,6 +117,14 @@ class SetResult:
         }
 
 
+def sampled(datasets: Sequence[Dataset], limit: int | None) -> list[Dataset]:
+    """At most ``limit`` queries of each set, of every split (``pick_queries``): the traffic
+    and the measured queries both come from the sample."""
+    if not limit:
+        return list(datasets)
+    return [replace(d, queries=tuple(pick_queries(d.queries, "all", limit))) for d in datasets]
+
+
 def halves(
     queries: Sequence[BenchQuery], split: Split
 ) -> tuple[list[BenchQuery], list[BenchQuery]]:
@@ -124,25 +138,20 @@ def halves(
 
 
 class LearnEval:
-    """Replays and measures sets (the module) with one encoder, ``rules`` and shared
-    caches (each set's catalog embedded once, each query encoded once)."""
+    """Replays and measures sets (the module) with one selector of ``rules``: each set's
+    catalog embedded once, each query encoded once, a fresh learner a run (``learning``)."""
 
     def __init__(
         self, encoder: Encoder, rules: Rules, *, glossary: Glossary | None = None, k: int = 5
     ) -> None:
-        self.encoder, self.rules, self.glossary, self.k = encoder, rules, glossary, k
-        self.catalogs = CatalogStore(100_000)
-        self.queries: BoundedLRU[tuple[str, str], FloatArray] = BoundedLRU(_QUERY_VECTORS)
-
-    def selector(self, learner: Learner | None) -> Selector:
-        return Selector(
-            self.encoder,
-            rules=self.rules,
-            catalogs=self.catalogs,
-            queries=self.queries,
+        self.rules, self.k = rules, k
+        self.selector = Selector(
+            encoder,
+            rules=rules,
+            catalogs=CatalogStore(100_000),
+            queries=BoundedLRU(_QUERY_VECTORS),
             embed_deadline=math.inf,
-            glossary=self.glossary,
-            learning=learner,
+            glossary=glossary,
         )
 
     def run(
@@ -150,23 +159,41 @@ class LearnEval:
     ) -> SetResult:
         """Replay ``data``'s traffic of ``split`` (and the flood, of ``others``' requests),
         then measure its other queries with the evidence and without."""
-        learned, measured = halves(data.queries, split)
-        replay = _Replay.of(self, data)
-        rng = random.Random(f"{data.name}:{split}:{traffic.wrong}")  # noqa: S311 - a simulation
-        target = _target(data, rng)
-        for q in learned:
-            replay.search(q.text, TRAFFIC, _model(q.gold, traffic.wrong, rng))
-        for text in itertools.islice(itertools.cycle([q.text for q in others]), traffic.flood):
-            replay.search(text, FLOOD, lambda _: [target])
-            replay.search(text, FLOOD, lambda shown: list(shown[:1]))
-        result = SetResult(data.name, split, traffic, len(learned))
-        plain = self.selector(None)
-        for q in measured:
-            ask = Ask(pattern=q.text, tools=replay.tools, top_k=self.k)
-            result.before.add(plain.select(ask).ranking.names, q.gold, target)
-            scoped = replace(ask, scope=data.name)
-            result.after.add(replay.selector.select(scoped).ranking.names, q.gold, target)
-        return result
+        return replay(_Replay.of(self, data), data, split, traffic, others)
+
+
+class Service(Protocol):
+    """Where a replay searches: in process (``_Replay``) or over HTTP (``loadtests.learn_http``)."""
+
+    def search(self, text: str, caller: str, calls: Callable[[Sequence[str]], list[str]]) -> None:
+        """Search ``text`` in the set's scope as ``caller`` and report ``calls(answer)``."""
+
+    def answer(self, text: str, scoped: bool) -> Sequence[str]:
+        """The names answered to ``text``: in the set's scope, or in none (no evidence)."""
+
+
+def replay(
+    service: Service,
+    data: Dataset,
+    split: Split,
+    traffic: Traffic,
+    others: Sequence[BenchQuery] = (),
+) -> SetResult:
+    """The protocol (the module) on ``service``: ``data``'s traffic of ``split`` and the
+    flood (``others``' requests), then its measured queries with the evidence and without."""
+    learned, measured = halves(data.queries, split)
+    rng = random.Random(f"{data.name}:{split}:{traffic.wrong}")  # noqa: S311 - a simulation
+    target = flood_target(data, rng)
+    for q in learned:
+        service.search(q.text, TRAFFIC, simulated_model(q.gold, traffic.wrong, rng))
+    for text in itertools.islice(itertools.cycle([q.text for q in others]), traffic.flood):
+        service.search(text, FLOOD, lambda _: [target])
+        service.search(text, FLOOD, lambda shown: list(shown[:1]))
+    result = SetResult(data.name, split, traffic, len(learned))
+    for q in measured:
+        result.before.add(service.answer(q.text, scoped=False), q.gold, target)
+        result.after.add(service.answer(q.text, scoped=True), q.gold, target)
+    return result
 
 
 @dataclass(slots=True)
@@ -186,9 +213,11 @@ class _Replay:
         clock = _Clock()
         store = MemoryStore(Bounds(ttl=86_400.0, max_searches=200_000, max_events=50_000), clock)
         learner = Learner(store, run.rules.learn, refresh=REFRESH_SEARCHES, clock=clock)
-        return cls(
-            run.selector(learner), learner, ToolSource.of(list(data.tools)), data.name, clock
-        )
+        run.selector.learning = learner  # this set's scope alone: a fresh learner a run
+        tools = ToolSource.of(list(data.tools))
+        return cls(run.selector, learner, tools, data.name, clock, k=run.k)
+
+    k: int = 5
 
     def search(self, text: str, caller: str, calls: Callable[[Sequence[str]], list[str]]) -> None:
         self.clock.now += 1.0
@@ -198,8 +227,14 @@ class _Replay:
         self.selector.remember(sid, ask, outcome, caller)
         self.learner.feedback(sid, calls(outcome.ranking.names))
 
+    def answer(self, text: str, scoped: bool) -> Sequence[str]:
+        ask = Ask(
+            pattern=text, tools=self.tools, top_k=self.k, scope=self.scope if scoped else None
+        )
+        return self.selector.select(ask).ranking.names
 
-def _model(
+
+def simulated_model(
     gold: Sequence[str], wrong: float, rng: random.Random
 ) -> Callable[[Sequence[str]], list[str]]:
     """The simulated model (the module): every shown gold tool, or with ``wrong`` odds
@@ -214,7 +249,7 @@ def _model(
     return calls
 
 
-def _target(data: Dataset, rng: random.Random) -> str:
+def flood_target(data: Dataset, rng: random.Random) -> str:
     """The flood's target: a tool of the catalog no request of the set wants."""
     wanted = {g for q in data.queries for g in q.gold}
     spare = sorted(t.name for t in data.tools if t.name not in wanted)

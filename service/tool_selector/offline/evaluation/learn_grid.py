@@ -1,0 +1,144 @@
+"""How the learned arm's constants were chosen: ``python -m
+tool_selector.offline.evaluation.learn_grid`` (offline only; the server never imports it).
+
+Each candidate (the learned term's weight in the fusion, ``FusionParams.learn_weight``, and
+the least near events that called a tool, ``LearnRule.support``) replays every set's dev
+traffic and measures the dev half it did not learn from (``learn.LearnEval``, ``--split
+dev``), with 10% and with 30% of the simulated model's calls wrong. A candidate qualifies on
+a group of sets when no set's R@1 or R@5 is lower at either share; the choice is the
+qualifying candidate with the best mean R@1 gain. Printed: every candidate's gains per set,
+the choice on all seven sets (the service's ``fitted.LEARN`` and ``LEARN_WEIGHT``), and, per
+set, the choice made on the other six sets' dev alone (leave-one-set-out: a constant that
+wins only with the set in the choice is not what a new deployment gets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from tool_selector.embeddings.factory import encoder_from_settings
+from tool_selector.offline.evaluation.dataset import (
+    DATASETS,
+    Dataset,
+    default_bench_dir,
+    load_dataset,
+)
+from tool_selector.offline.evaluation.learn import LearnEval, Traffic, sampled
+from tool_selector.ranking.fitted import SHIPPED
+from tool_selector.ranking.glossary import default_glossary
+from tool_selector.settings import Settings
+
+WEIGHTS = (8.0, 12.0)
+SUPPORTS = (1.0, 2.0, 3.0)
+WRONG = (0.1, 0.3)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One setting of the chosen constants."""
+
+    weight: float
+    support: float
+
+    @property
+    def name(self) -> str:
+        return f"weight {self.weight:g}, support {self.support:g}"
+
+
+#: Per candidate, per traffic's wrong share, per set: (R@1 gain, R@5 gain) in points.
+Gains = Mapping[Candidate, Mapping[float, Mapping[str, tuple[float, float]]]]
+
+
+def measure(datasets: Sequence[Dataset], candidates: Sequence[Candidate]) -> Gains:
+    """Every candidate under every wrong share on every set's dev halves."""
+    encoder, glossary = encoder_from_settings(Settings()), default_glossary()
+    if encoder is None:
+        raise ValueError("the grid needs an encoder")
+    gains: dict[Candidate, dict[float, dict[str, tuple[float, float]]]] = {}
+    for c in candidates:
+        rules = replace(
+            SHIPPED,
+            hybrid=replace(SHIPPED.hybrid, learn_weight=c.weight),
+            static=replace(SHIPPED.static, learn_weight=c.weight),
+            cross=replace(SHIPPED.cross, learn_weight=c.weight),
+            learn=replace(SHIPPED.learn, support=c.support),
+        )
+        run = LearnEval(encoder, rules, glossary=glossary)
+        for wrong, data in itertools.product(WRONG, datasets):
+            r = run.run(data, "dev", Traffic(wrong))
+            (b1, b5), (a1, a5) = r.before.percent(), r.after.percent()
+            gains.setdefault(c, {}).setdefault(wrong, {})[data.name] = (
+                round(a1 - b1, 1),
+                round(a5 - b5, 1),
+            )
+        sys.stdout.write(row(c, gains[c]) + "\n")
+        sys.stdout.flush()
+    return gains
+
+
+def choose(gains: Gains, sets: Sequence[str]) -> Candidate | None:
+    """The qualifying candidate (no set of ``sets`` lower at any share) of best mean R@1."""
+    qualifying = [
+        c
+        for c, by_wrong in gains.items()
+        if all(min(by_wrong[w][s]) >= 0 for w in WRONG for s in sets)
+    ]
+    if not qualifying:
+        return None
+    return max(qualifying, key=lambda c: _mean(gains[c], sets))
+
+
+def _mean(
+    by_wrong: Mapping[float, Mapping[str, tuple[float, float]]], sets: Sequence[str]
+) -> float:
+    return sum(by_wrong[w][s][0] for w in WRONG for s in sets) / (len(WRONG) * len(sets))
+
+
+def row(c: Candidate, by_wrong: Mapping[float, Mapping[str, tuple[float, float]]]) -> str:
+    """One candidate's line: per share, the mean R@1 gain and each set's R@1/R@5 gains."""
+    parts = []
+    for w, by_set in by_wrong.items():
+        mean = sum(g[0] for g in by_set.values()) / max(len(by_set), 1)
+        sets = " ".join(f"{s} {g[0]:+.1f}/{g[1]:+.1f}" for s, g in by_set.items())
+        parts.append(f"{w:.0%} wrong: mean R@1 {mean:+.2f} | {sets}")
+    return f"{c.name}: " + " || ".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.learn_grid")
+    p.add_argument("--limit", type=int, default=6000, help="most queries per set (default 6000)")
+    p.add_argument("--dataset", action="append", choices=DATASETS, help="a set (default: all)")
+    args = p.parse_args(argv)
+    bench = default_bench_dir()
+    sets = sampled([load_dataset(bench, name) for name in args.dataset or DATASETS], args.limit)
+    candidates = [Candidate(w, s) for w in WEIGHTS for s in SUPPORTS]
+    sys.stdout.write(
+        f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}`\n"
+    )
+    gains = measure(sets, candidates)
+    names = [d.name for d in sets]
+    chosen = choose(gains, names)
+    sys.stdout.write(f"chosen on every set's dev: {chosen.name if chosen else 'none qualifies'}\n")
+    for held in names:
+        pick = choose(gains, [n for n in names if n != held])
+        got = (
+            " ".join(
+                f"{w:.0%} wrong {gains[pick][w][held][0]:+.1f}/{gains[pick][w][held][1]:+.1f}"
+                for w in WRONG
+            )
+            if pick
+            else ""
+        )
+        sys.stdout.write(
+            f"held out {held}: chosen on the others': {pick.name if pick else 'none'}; "
+            f"its R@1/R@5 gains on {held}: {got}\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,38 @@
+"""How the learned arm's constants are chosen (``offline.evaluation.learn_grid``): the best
+mean R@1 among the candidates that lower no set at any wrong share, and per held-out set the
+choice the others alone make."""
+
+from __future__ import annotations
+
+from tool_selector.offline.evaluation.learn_grid import Candidate, choose, row
+
+BOLD, SAFE = Candidate(12.0, 1.0), Candidate(12.0, 2.0)
+GAINS = {
+    BOLD: {
+        0.1: {"arcade": (7.0, 0.0), "azure": (0.8, 0.9)},
+        0.3: {"arcade": (6.1, 0.0), "azure": (-0.8, 0.9)},
+    },
+    SAFE: {
+        0.1: {"arcade": (3.5, 0.0), "azure": (0.0, 0.0)},
+        0.3: {"arcade": (6.1, 0.0), "azure": (0.0, 0.0)},
+    },
+}
+
+
+def test_a_candidate_lowering_a_set_at_30_percent_wrong_is_not_chosen() -> None:
+    assert choose(GAINS, ["arcade", "azure"]) == SAFE
+
+
+def test_left_out_the_set_it_lowers_the_bolder_candidate_wins() -> None:
+    assert choose(GAINS, ["arcade"]) == BOLD
+
+
+def test_a_lower_r5_disqualifies_too_and_none_may_qualify() -> None:
+    worse = {SAFE: {**GAINS[SAFE], 0.1: {"arcade": (3.5, -0.1), "azure": (0.0, 0.0)}}}
+    assert choose(worse, ["arcade", "azure"]) is None
+
+
+def test_a_row_names_the_candidate_and_every_set() -> None:
+    line = row(BOLD, GAINS[BOLD])
+    assert line.startswith("weight 12, support 1: 10% wrong: mean R@1 +3.90")
+    assert "azure -0.8/+0.9" in line
