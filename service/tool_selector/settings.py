@@ -8,6 +8,7 @@ environment.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -21,6 +22,20 @@ _REMOVED = {
     "catalog (bounded by TOOL_SELECTOR_CATALOG_CACHE_TOOLS), and "
     "TOOL_SELECTOR_REUSE_RAW_TOOLS=false turns that off",
 }
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+#: Values a field's type admits that the service cannot use, each with what it expects: caught
+#: here, they would stop granian's worker with a traceback.
+_USABLE: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "log_level": (
+        lambda v: v.upper() in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"},
+        "expected one of debug, info, warning, error, critical",
+    ),
+    "redis_url": (
+        lambda v: not v or v.startswith(_REDIS_SCHEMES),
+        "expected a redis://, rediss:// or unix:// URL, or empty for none",
+    ),
+}
+_USABLE["learn_redis_url"] = _USABLE["redis_url"]
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -263,8 +278,9 @@ class Settings:
         "mean of its cosine and MiniLM's (docs/quality.md). "
         "Costs a second encode per new pattern and per tool text, and about 100 MB of RSS. The "
         "static arm keeps MiniLM's query vector and requests in other languages the "
-        "multilingual arm. Its files missing or not of the sha256 its row names: a warning, and "
-        "MiniLM alone. `false`: MiniLM alone.",
+        "multilingual arm. Its files missing or not of the sha256 its row names: `serve` does "
+        "not start and names the command that puts them right (`eval`: a warning, and MiniLM "
+        "alone). `false`: MiniLM alone.",
     )
     second_encoder_path: str = _setting(
         "",
@@ -339,17 +355,35 @@ class Settings:
         known = {PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
         unknown = sorted(k for k in env if k.startswith(PREFIX) and k not in known)
         if unknown:
-            why = "".join(f"; {k}: {_REMOVED[k]}" for k in unknown if k in _REMOVED)
-            raise ConfigError(f"unknown setting(s): {', '.join(unknown)}{why}")
+            raise ConfigError(_unknown(unknown, known))
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             key = PREFIX + f.name.upper()
             if key in env:
                 values[f.name] = _parse(key, env[key], hints[f.name], f.metadata["min"])
+                check = _USABLE.get(f.name)
+                if check and not check[0](values[f.name]):
+                    raise ConfigError(f"{key}={env[key]!r}: {check[1]}")
         return cls(**values)
 
     def with_overrides(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+
+def _unknown(unknown: list[str], known: set[str]) -> str:
+    """One line: each unknown key with the known one it may be a typo of, why a removed key
+    is gone, and the fix."""
+    names = [k.removeprefix(PREFIX) for k in known]
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key.removeprefix(PREFIX), names, n=1)
+        typo = close and key not in _REMOVED
+        named.append(f"{key} (did you mean {PREFIX}{close[0]}?)" if typo else key)
+    why = "".join(f"; {k}: {_REMOVED[k]}" for k in unknown if k in _REMOVED)
+    return (
+        f"unknown setting(s): {', '.join(named)}{why}: unset it, or fix its name "
+        "(`tool-selector settings` lists every setting)"
+    )
 
 
 def _parse(key: str, raw: str, kind: Any, minimum: float | None) -> Any:
@@ -364,7 +398,7 @@ def _parse(key: str, raw: str, kind: Any, minimum: float | None) -> Any:
     try:
         value = parser(text)
     except ValueError as exc:
-        raise ConfigError(f"{key}={raw!r}: {exc}") from exc
+        raise ConfigError(f"{key}={raw!r}: {_EXPECTED.get(kind, exc)}") from exc
     if minimum is not None and value < minimum:
         raise ConfigError(f"{key}={raw!r}: must be >= {minimum:g}")
     return value
@@ -379,6 +413,8 @@ def _bool(text: str) -> bool:
 
 
 _PARSERS: dict[Any, Callable[[str], Any]] = {str: str, int: int, float: float, bool: _bool}
+#: What a value that does not parse should have been (Python's own words name ``int()``).
+_EXPECTED: dict[Any, str] = {int: "expected a whole number", float: "expected a number"}
 
 
 def settings_table() -> str:

