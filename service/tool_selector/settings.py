@@ -84,7 +84,8 @@ class Settings:
         "onnx-int8",
         "Embedding backend: `onnx-int8` (bundled all-MiniLM-L6-v2 as int8 ONNX, no torch; ranks "
         "like the full model within measured tolerance), `sentence-transformers` (the same model "
-        "in full precision on torch) or `none` (lexical ranking only).",
+        "in full precision on torch: the `offline` extra, which serving does not install; "
+        "without it the service refuses to start) or `none` (lexical ranking only).",
     )
     model_path: str = _setting(
         "", "Directory of a sentence-transformers model; empty means the bundled one."

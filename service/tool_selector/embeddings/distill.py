@@ -1,5 +1,9 @@
 """Build the static embedding table of the bundled model (offline, at install time).
 
+Building needs torch and the model package (the ``offline`` extra); serving only reads the
+table (``embeddings/static.py``), so the Dockerfile builds it in its build stage and ships
+the table, not torch.
+
 Model2Vec's recipe (Tulkens & van Dongen, 2024, "Model2Vec: distill a small fast model from
 any sentence transformer"), written out here because ``model2vec[distill]`` pins
 ``transformers<5.4``: every token of the vocabulary is passed through all-MiniLM-L6-v2 on its
@@ -30,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from tool_selector.embeddings.encoder import bundled_model_path
+from tool_selector.embeddings.encoder import OFFLINE_EXTRA, bundled_model_path
 from tool_selector.errors import MissingDependencyError
 
 #: Bump when the recipe changes: part of the static model id, so cached vectors never mix.
@@ -45,7 +49,7 @@ def distill(output: Path, model_path: Path | None = None) -> dict[str, Any]:
         import torch  # noqa: PLC0415
         from transformers import AutoModel  # noqa: PLC0415
     except ImportError as exc:
-        raise MissingDependencyError("torch", "pip install torch==2.13.0 transformers") from exc
+        raise MissingDependencyError("torch", OFFLINE_EXTRA) from exc
     source = model_path or bundled_model_path()
     started = time.perf_counter()
     torch.set_num_threads(1)

