@@ -1,7 +1,8 @@
 """What the learned arm costs, in process: ``python -m loadtests.learncost``.
 
 A scope holding ``--events`` feedback records (20,000: the issue's bar), each a real request
-of the bench sets (their queries, all of them, cycled) read as the service reads a pattern
+of the bench sets (their queries, all of them, cycled), from two callers (one alone may fill
+half a scope, ``Keep.per_caller``), read as the service reads a pattern
 (MiniLM's query vector, hashed terms) with five tools of Arcade's catalog shown and one
 called, and the learner's evidence built from them. Then ``--patterns`` Arcade requests are
 ranked by ``Selector.select`` over Arcade's catalog, each twice in turn: in that scope (the
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 Shown(
                     f"{i:032x}",
                     SCOPE,
-                    "proxy",
+                    f"proxy-{i % 2}",  # two callers: each fills half the scope (Keep.per_caller)
                     time.time(),
                     np.ascontiguousarray(vectors[j], np.float32).tobytes(),
                     pattern_terms(texts[j]),
