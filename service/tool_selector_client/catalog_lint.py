@@ -22,6 +22,7 @@ __all__ = [
     "FindingKind",
     "LintReport",
     "LintRequest",
+    "Misled",
     "ProbeRecall",
     "ToolUse",
 ]
@@ -53,12 +54,26 @@ class LintRequest(Struct, frozen=True):
     tools: list[Tool] | None = None
 
 
+class Misled(Struct, frozen=True, omit_defaults=True):
+    """A probe of ``tool`` (``source``: where its text came from) that the service answers
+    with ``answered``, a sibling, before it; ``rank``: ``tool``'s place in that answer (1 is
+    first; absent: not in it)."""
+
+    tool: str
+    source: str
+    probe: str
+    answered: str
+    rank: int | None = None
+
+
 class Finding(Struct, frozen=True, omit_defaults=True):
     """One thing an operator can fix in a catalog.
 
     ``displaced_by``: the tools answered in its place (``unreachable``). ``apart``: per tool,
     the words only it has among its group (``siblings``, ``unreachable``; empty: none).
-    ``dense`` / ``bm25``: the group's least pairwise similarity (``siblings``).
+    ``dense`` / ``bm25``: the group's least pairwise similarity (``siblings``). ``misled``:
+    the probes of a group's tools answered with a sibling before them (``siblings``), most
+    costly first.
     """
 
     kind: FindingKind
@@ -69,6 +84,7 @@ class Finding(Struct, frozen=True, omit_defaults=True):
     apart: dict[str, list[str]] = msgspec.field(default_factory=dict)
     dense: float | None = None
     bm25: float | None = None
+    misled: list[Misled] = msgspec.field(default_factory=list)
 
 
 class ProbeRecall(Struct, frozen=True):

@@ -13,6 +13,7 @@ from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.lint import checks
 from tool_selector.lint.probes import first_sentence, probes_of
 from tool_selector.lint.report import lint, render_text
+from tool_selector.lint.siblings import alike
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
@@ -150,19 +151,40 @@ def test_first_sentence(text: str, first: str) -> None:
     assert first_sentence(text) == first
 
 
-def test_siblings_come_with_the_words_that_tell_them_apart_or_none(
-    linted: Callable[..., LintReport],
-) -> None:
-    tools = [
-        Tool(name="keyvault_key_get", description="Get a key from an Azure Key Vault."),
-        Tool(name="keyvault_secret_get", description="Get a secret from an Azure Key Vault."),
+def tickets(open_text: str) -> list[Tool]:
+    """Two support-ticket finders alike to both arms, the open-ticket one described by
+    ``open_text``."""
+    return [
+        Tool(name="tickets_find_open", description=open_text),
+        Tool(name="tickets_find", description="Find support tickets."),
         *catalog()[-2:],
     ]
-    group = next(f for f in linted(tools).findings if f.kind == "siblings")
-    assert group.tools == ["keyvault_key_get", "keyvault_secret_get"]
-    # 'key' is in both texts ("Key Vault"): nothing in the key getter's text is its own
-    assert group.apart == {"keyvault_key_get": [], "keyvault_secret_get": ["secret"]}
-    assert group.fix.startswith("keyvault_key_get: no word of its text is its own")
+
+
+def test_siblings_the_ranker_confuses_come_with_the_probe_and_the_words_apart(
+    linted: Callable[..., LintReport],
+) -> None:
+    group = next(f for f in linted(tickets("Find support tickets. Open ones.")).findings
+                 if f.kind == "siblings")  # fmt: skip
+    assert group.tools == ["tickets_find_open", "tickets_find"]
+    misled = [(m.tool, m.source, m.probe, m.answered, m.rank) for m in group.misled]
+    assert misled == [
+        ("tickets_find_open", "description", "Find support tickets.", "tickets_find", 2)
+    ]
+    # every word of the finder's text is the open-ticket finder's too
+    assert group.apart == {"tickets_find_open": ["open"], "tickets_find": []}
+    assert group.fix.startswith("tickets_find: no word of its text is its own")
+
+
+def test_siblings_the_ranker_tells_apart_make_no_finding(encoder: Encoder) -> None:
+    selector = Selector(encoder=encoder, catalogs=CatalogStore(10_000),
+                        queries=BoundedLRU(1_000), embed_deadline=math.inf)  # fmt: skip
+    report = lint(selector, ToolSource.of(tickets("Find support tickets that are open.")))
+    entry = selector.catalogs.get(report.catalog)
+    assert entry is not None
+    matrix = entry.matrix(encoder.model_id)
+    assert alike(entry.catalog.texts, entry.catalog.index, matrix).groups == [[0, 1]]
+    assert not flagged(report, "siblings")
 
 
 def test_a_tool_only_its_name_finds_is_reported(linted: Callable[..., LintReport]) -> None:

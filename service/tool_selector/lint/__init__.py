@@ -6,6 +6,8 @@ Framework-free, like ``pipeline/`` and ``ranking/``: it ranks with the service's
 
 - ``checks``: collisions and weak text, from the tool texts alone;
 - ``probes``: each tool's own probe queries through the real ranking (``unreachable``);
-- ``siblings``: groups of tools near-identical to the ranker (dense and BM25);
+- ``siblings``: tools near-identical to the ranker (dense and BM25) that its answers
+  confuse;
+- ``words``: the content words advice names;
 - ``report``: all of them over one catalog, and the text rendering.
 """

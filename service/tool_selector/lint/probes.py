@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tool_selector.embeddings.encoder import encode_query
-from tool_selector.lint.words import apart, quoted
+from tool_selector.lint.words import Vocabulary, apart, quoted
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
@@ -165,10 +165,12 @@ def _answer(
     return tuple(outcome.ranking.names)
 
 
-def unreachable(texts: Sequence[ToolText], answered: Sequence[Answered]) -> list[Finding]:
+def unreachable(
+    texts: Sequence[ToolText], answered: Sequence[Answered], words: Vocabulary
+) -> list[Finding]:
     """A finding per tool that none of its own probes found (``unreachable``), or only its
     name's words did (``name_only``), with the tools answered in its place (to its
-    description probe, else its first probe)."""
+    description probe, else its first probe) and the words it has that the first lacks."""
     by_tool: dict[int, list[Answered]] = {}
     for a in answered:
         by_tool.setdefault(a.probe.tool, []).append(a)
@@ -177,19 +179,20 @@ def unreachable(texts: Sequence[ToolText], answered: Sequence[Answered]) -> list
         if any(a.found for a in mine if a.probe.source != "name"):
             continue
         best = next((a for a in mine if a.probe.source == "description"), mine[0])
-        out.append(_finding(texts, i, mine, best, name_only=any(a.found for a in mine)))
+        out.append(_finding(words, i, mine, best, name_only=any(a.found for a in mine)))
     return out
 
 
 def _finding(
-    texts: Sequence[ToolText], i: int, mine: Sequence[Answered], best: Answered, *, name_only: bool
+    words: Vocabulary, i: int, mine: Sequence[Answered], best: Answered, *, name_only: bool
 ) -> Finding:
+    texts = words.texts
     name = texts[i].name
     rivals = [n for n in best.names if n != name]
     positions = {t.name: j for j, t in enumerate(texts)}
-    words = apart(texts, [i, *(positions[n] for n in rivals[:1])]) if rivals else {}
-    own = words.get(name, [])
-    said = "; ".join(f"{a.probe.source} '{a.probe.text[:60]}'" for a in mine)
+    said = apart(words, [i, *(positions[n] for n in rivals[:1])]) if rivals else {}
+    own = said.get(name, [])
+    asked = "; ".join(f"{a.probe.source} '{a.probe.text[:60]}'" for a in mine)
     if not texts[i].description:
         fix = f"give {name} a description (or search_text) that says what it does"
     elif own:
@@ -203,7 +206,7 @@ def _finding(
             f"write in {name}'s description (or search_text) what sets it apart from "
             f"{rival}: no word of its text is theirs alone"
         )
-    detail = f"none of its {len(mine)} probes ({said}) finds it in the answer"
+    detail = f"none of its {len(mine)} probes ({asked}) finds it in the answer"
     if name_only:
         others = "; ".join(f"{a.probe.source} '{a.probe.text[:60]}'" for a in mine
                            if a.probe.source != "name")  # fmt: skip
@@ -216,5 +219,5 @@ def _finding(
         detail=detail,
         fix=fix,
         displaced_by=rivals,
-        apart=words,
+        apart=said,
     )

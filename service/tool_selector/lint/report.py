@@ -2,9 +2,10 @@
 
 ``lint`` finds the catalog as a request would (``Selector.entry``: by its key, else by its
 tools), answers every tool's own probes with ``Selector.select`` (``probes``), groups the
-siblings over the matrix the answers used (the model's, else the static arm's, else BM25
-alone), and adds the findings read from the texts (``checks``). ``render_text`` is the
-plain-text report.
+alike tools over the matrix the answers used (the model's, else the static arm's, else BM25
+alone), answers the rest of their probes that say what they do and keeps the groups those
+answers confuse (``siblings``), and adds the findings read from the texts (``checks``).
+``render_text`` is the plain-text report.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import get_args
 from tool_selector.learning.learner import Usage
 from tool_selector.lint import checks, probes, siblings
 from tool_selector.lint.usage import tool_uses, usage_findings
+from tool_selector.lint.words import Vocabulary, vocabulary
 from tool_selector.pipeline.ask import ToolSource
-from tool_selector.pipeline.catalog_store import CatalogEntry
+from tool_selector.pipeline.catalog_store import CatalogEntry, Found
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.dense import FloatArray
 from tool_selector_client.catalog_lint import Finding, FindingKind, LintReport, ProbeRecall
@@ -40,16 +42,16 @@ def lint(
     tools' use in a scope (``usage``, the learner's) when given."""
     started = time.perf_counter()
     found = selector.entry(source)
-    catalog = found.entry.catalog
+    texts = found.entry.catalog.texts
     keyed = ToolSource(found.key, source.load)
-    texts = catalog.texts
-    asked = probes.probes_of(texts)
-    answered, paths = probes.answer(selector, keyed, catalog, asked, top_k=top_k, every=every)
-    entry = selector.catalogs.get(found.key) or found.entry
+    answered, paths = probes.answer(selector, keyed, found.entry.catalog,
+                                    probes.probes_of(texts), top_k=top_k, every=every)  # fmt: skip
+    words = vocabulary(texts)
+    confused, also = _confused(selector, found, keyed, answered, words, top_k=top_k, limits=limits)
     uses = tool_uses(texts, usage) if usage else None
     findings = [
-        *probes.unreachable(texts, answered),
-        *siblings.siblings(texts, catalog.index, _matrix(selector, entry), limits),
+        *probes.unreachable(texts, answered, words),
+        *confused,
         *checks.collisions(texts),
         *checks.weak_text(texts),
         *usage_findings(uses or ()),
@@ -58,13 +60,37 @@ def lint(
     return LintReport(
         catalog=found.key,
         tools=len(texts),
-        ranking="+".join(sorted(paths)) or "none",
+        ranking="+".join(sorted(paths | also)) or "none",
         top_k=top_k,
         recall=ProbeRecall(len(answered), sum(a.found for a in answered), len(texts), len(reached)),
         findings=sorted(findings, key=lambda f: KIND_ORDER.index(f.kind)),
         seconds=round(time.perf_counter() - started, 2),
         usage=uses or None,
     )
+
+
+def _confused(
+    selector: Selector,
+    found: Found,
+    source: ToolSource,
+    answered: Sequence[probes.Answered],
+    words: Vocabulary,
+    *,
+    top_k: int,
+    limits: siblings.Thresholds | None,
+) -> tuple[list[Finding], set[str]]:
+    """The ``siblings`` findings of the catalog ``found`` (``source``: by its key), and the
+    paths that answered the probes they needed: alike tools over the matrix the answers
+    used, the probes that say what each of them does (``siblings.DOING``) all asked."""
+    entry = selector.catalogs.get(found.key) or found.entry
+    texts, catalog = entry.catalog.texts, entry.catalog
+    alike = siblings.alike(texts, catalog.index, _matrix(selector, entry), limits)
+    grouped = {i for group in alike.groups for i in group}
+    asked = {a.probe for a in answered}
+    rest = [p for p in probes.probes_of(texts) if p.tool in grouped
+            and p.source in siblings.DOING and p not in asked]  # fmt: skip
+    more, paths = probes.answer(selector, source, catalog, rest, top_k=top_k, every=True)
+    return siblings.siblings(texts, alike, words, [*answered, *more], top_k), paths
 
 
 def _matrix(selector: Selector, entry: CatalogEntry) -> FloatArray | None:

@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_limits
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.lint import probes
 from tool_selector.lint.report import lint
+from tool_selector.lint.words import vocabulary
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
@@ -194,7 +195,7 @@ def _with(
     source, catalog = ToolSource(found.key, lambda: tools), found.entry.catalog
     answered, _ = probes.answer(selector, source, catalog, probes.probes_of(catalog.texts),
                                 top_k=5, every=True)  # fmt: skip
-    findings = probes.unreachable(catalog.texts, answered)
+    findings = probes.unreachable(catalog.texts, answered, vocabulary(catalog.texts))
     out = {}
     for name in wanted & {t.name for t in tools}:
         kinds = [f.kind for f in findings if name in f.tools]
