@@ -42,8 +42,9 @@ class Metrics:
         self.registry = registry
         self.request_seconds = Histogram(
             "tool_selector_request_duration_seconds",
-            "Time to answer a search request, from body read to response.",
-            ["outcome"],
+            "Time to answer a search request, from body read to response, by outcome and wire "
+            "contract (unknown when the body was refused before its contract was read).",
+            ["outcome", "contract"],
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
@@ -117,6 +118,14 @@ class Metrics:
         self.context_requests = Counter(
             "tool_selector_context_requests_total",
             "Searches that carried conversation context (messages or recent_tools).",
+            registry=registry,
+        )
+        self.embedded_answers = Counter(
+            "tool_selector_embedded_answers_total",
+            "Searches answered, by whether the encoders whose cosines ranked had the whole "
+            "catalog's vectors (complete), some (partial: the second model still embedding) or "
+            "no encoder ranked (none: the static table or BM25 alone).",
+            ["embedded"],
             registry=registry,
         )
         self.ranking_path = Counter(

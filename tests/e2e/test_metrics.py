@@ -17,6 +17,7 @@ FAMILIES = (
     "tool_selector_selected_tools",
     "tool_selector_no_match",
     "tool_selector_ranking_path",
+    "tool_selector_embedded_answers",
     "tool_selector_embedding_cache",
     "tool_selector_in_flight_requests",
     "tool_selector_build_info",
@@ -53,27 +54,32 @@ def _value(families: dict[str, object], family: str, sample: str, **labels: str)
         (
             "tool_selector_request_duration_seconds",
             "tool_selector_request_duration_seconds_count",
-            {"outcome": "match"},
+            {"outcome": "match", "contract": "search"},
         ),
         (
             "tool_selector_request_duration_seconds",
             "tool_selector_request_duration_seconds_count",
-            {"outcome": "no_match"},
+            {"outcome": "no_match", "contract": "search"},
         ),
         (
             "tool_selector_request_duration_seconds",
             "tool_selector_request_duration_seconds_count",
-            {"outcome": "error"},
+            {"outcome": "error", "contract": "unknown"},
         ),
         ("tool_selector_errors", "tool_selector_errors_total", {"code": "malformed_json"}),
         ("tool_selector_ranking_path", "tool_selector_ranking_path_total", {"path": "lexical"}),
+        (
+            "tool_selector_embedded_answers",
+            "tool_selector_embedded_answers_total",
+            {"embedded": "none"},
+        ),
         (
             "tool_selector_stage_duration_seconds",
             "tool_selector_stage_duration_seconds_count",
             {"stage": "decode"},
         ),
     ],
-    ids=["match", "no_match", "error_latency", "errors_by_code", "path", "stage"],
+    ids=["match", "no_match", "error_latency", "errors_by_code", "path", "embedded", "stage"],
 )
 def test_requests_are_counted(
     families: dict[str, object], family: str, sample: str, labels: dict[str, str]
@@ -82,8 +88,12 @@ def test_requests_are_counted(
 
 
 def test_repeated_tools_hit_the_memory_cache(service: ServiceProcess) -> None:
-    tools = [{"name": "cache_probe_tool", "description": "A tool only this test sends"}]
-    for _ in range(2):
-        httpx.post(service.url + SEARCH, json={"pattern": "probe", "tools": tools})
+    """A tool seen in one catalog is read from the embedding cache in another (the same
+    catalog again is answered from its held matrix and asks no cache)."""
+    tool = {"name": "cache_probe_tool", "description": "A tool only this test sends"}
+    other = {"name": "cache_probe_other", "description": "A second tool only this test sends"}
+    for tools in ([tool], [tool, other]):
+        r = httpx.post(service.url + SEARCH, json={"pattern": "probe", "tools": tools})
+        assert r.status_code == 200
     text = httpx.get(service.url + "/metrics").text
     assert 'tool_selector_embedding_cache_total{result="hit",tier="memory"}' in text

@@ -64,7 +64,8 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
             partial(_decode_and_select, runtime, body, request.scope["path"], who), started
         )
     except Exception:
-        runtime.metrics.request_seconds.labels("error").observe(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        runtime.metrics.request_seconds.labels("error", "unknown").observe(elapsed)
         raise
     finally:
         runtime.metrics.in_flight.dec()
@@ -223,12 +224,13 @@ def _count(
 ) -> None:
     m = runtime.metrics
     outcome_label = "no_match" if outcome.ranking.no_match else "match"
-    m.request_seconds.labels(outcome_label).observe(elapsed)
+    m.request_seconds.labels(outcome_label, contract.name).observe(elapsed)
     for stage, seconds in outcome.timings.items():
         m.stage_seconds.labels(stage).observe(seconds)
     m.tools_per_request.observe(outcome.tools)
     m.selected.observe(len(outcome.ranking.picked))
     m.ranking_path.labels(outcome.path).inc()
+    m.embedded_answers.labels(outcome.provenance.embedded).inc()
     if outcome.ranking.learned_moved:
         m.learned_answers.inc()
     if outcome.ranking.no_match:
