@@ -75,11 +75,11 @@ test: install browser lint typecheck
 openapi: install
 	$(VENV)/bin/tool-selector export-openapi -o openapi.yaml
 
-# regenerate the settings table in README.md and openapi.yaml from the code, and README's
-# quality table from reports/quality.json
+# regenerate openapi.yaml and the settings table of docs/operations.md from the code, and the
+# quality table of docs/quality.md from reports/quality.json
 readme: install openapi
 	$(PY) -m tool_selector.offline.evaluation.readme
-	$(PY) -c "import re,pathlib; from tool_selector.settings import settings_table as t; p=pathlib.Path('README.md'); s=p.read_text(); p.write_text(re.sub(r'(<!-- settings:start[^>]*-->\n).*?(<!-- settings:end -->)', lambda m: m.group(1)+t()+'\n'+m.group(2), s, flags=re.S))"
+	$(PY) -c "import re,pathlib; from tool_selector.settings import settings_table as t; p=pathlib.Path('docs/operations.md'); s=p.read_text(); p.write_text(re.sub(r'(<!-- settings:start[^>]*-->\n).*?(<!-- settings:end -->)', lambda m: m.group(1)+t()+'\n'+m.group(2), s, flags=re.S))"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

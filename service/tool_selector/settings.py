@@ -419,7 +419,7 @@ _EXPECTED: dict[Any, str] = {int: "expected a whole number", float: "expected a 
 
 
 def settings_table() -> str:
-    """Markdown table of every setting: env var, default, meaning (README's source)."""
+    """Markdown table of every setting: env var, default, meaning (docs/operations.md's source)."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(Settings):
         default = f.default

@@ -44,7 +44,7 @@ RULES = ROOT / "deploy" / "k8s" / "components" / "servicemonitor" / "prometheusr
 TARGET_LABELS = frozenset({"namespace", "pod", "job", "instance"})
 #: Grafana's interval variables, replaced by a duration PromQL parses.
 GRAFANA_INTERVALS = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
-#: The proxy's latency budget (README, Metrics): p95 <= 150 ms.
+#: The proxy's latency budget (docs/operations.md, Metrics): p95 <= 150 ms.
 BUDGET_S = 0.15
 LATENCY_ALERTS = ("ToolSelectorLatencyOverBudget", "ToolSelectorClientLatencyOverBudget")
 #: One encoder, no multilingual arm (a quick start); shadow compare on, so its metrics exist;

@@ -1,6 +1,6 @@
 """The provider hooks end to end: the real SDK clients against a fake provider on loopback,
-the search answered by the real service, the found tool then called; and the README's
-examples, run as they are written."""
+the search answered by the real service, the found tool then called; and the examples of
+docs/apps.md, run as they are written."""
 
 from __future__ import annotations
 
@@ -150,9 +150,9 @@ def test_openai_two_turns_search_then_call_in_a_namespace(service: ServiceProces
         ("openai_tool_search.py", "model calls: crm.get_customer"),
     ],
 )
-def test_the_readme_examples_run(service: ServiceProcess, script: str, expect: str) -> None:
+def test_the_apps_page_examples_run(service: ServiceProcess, script: str, expect: str) -> None:
     source = (EXAMPLES / script).read_text()
-    assert source.strip() in (ROOT / "README.md").read_text()
+    assert source.strip() in (ROOT / "docs" / "apps.md").read_text()
     with fake_provider() as fake:
         env = {
             **os.environ,

@@ -5,7 +5,7 @@ operators point it here, and the proxy's Compresr clients then post tool-output 
 compression here too (bodies and header as ``internal/compresr/client.go`` builds them).
 Each must get a plain non-2xx error, never a 200 the client could misread and never a hang:
 the proxy then keeps the tool output as it was and forwards the compaction request unchanged
-(README, "What else `urls.compresr` feeds").
+(docs/context-gateway.md, "What else `urls.compresr` feeds").
 """
 
 from __future__ import annotations

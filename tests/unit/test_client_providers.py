@@ -236,7 +236,7 @@ def test_the_conversation_goes_as_context() -> None:
 
 def test_the_agents_sdk_has_no_client_tool_search_executor() -> None:
     """openai-agents 0.24.0: ``ToolSearchTool(execution="client")`` is sent as ours is, and
-    the runner refuses a client ``tool_search_call`` (README says so; this pins it)."""
+    the runner refuses a client ``tool_search_call`` (docs/apps.md says so; this pins it)."""
     ours = openai_tool_search_tool()
     sdk_tool = ToolSearchTool(
         description=ours["description"], execution="client", parameters=ours["parameters"]

@@ -1,8 +1,8 @@
-"""The README's release table and YAML say what the proxy's own log shows it does.
+"""docs/context-gateway.md's release table and YAML say what the proxy's own log shows it does.
 
 The log is ``../shared/fixtures/context-gateway/logs/tool_discovery.jsonl``: lines the
 releases wrote while run against tool-selector (README there). Where a line shows what an
-empty answer made the release do, the README's table must say it, and ``openapi.yaml`` the
+empty answer made the release do, that page's table must say it, and ``openapi.yaml`` the
 same.
 """
 
@@ -19,6 +19,9 @@ from tests.support import ROOT
 from tool_selector.http.openapi import build_openapi
 from tool_selector.settings import Settings
 
+PAGE = ROOT / "docs" / "context-gateway.md"
+#: The heading after the release tables and YAML blocks on that page.
+NEXT_SECTION = "## A report from your proxy's own log"
 LOG = ROOT.parent / "shared" / "fixtures" / "context-gateway" / "logs" / "tool_discovery.jsonl"
 
 pytestmark = pytest.mark.skipif(not LOG.is_file(), reason=f"proxy log not found at {LOG}")
@@ -29,16 +32,16 @@ def log_lines() -> list[dict[str, Any]]:
 
 
 def release_rows() -> dict[str, str]:
-    """The README's release table: release -> the "what an empty answer makes it do" cell."""
-    section = (ROOT / "README.md").read_text().split("### Which Context Gateway release")[1]
+    """The page's release table: release -> the "what an empty answer makes it do" cell."""
+    section = PAGE.read_text().split("### Which Context Gateway release")[1]
     rows = [r for r in section.split("\n\n")[2].splitlines() if r.startswith("| v")]
     return {r.split("|")[1].strip(): r.rstrip(" |").rsplit("|", 1)[1].strip() for r in rows}
 
 
 def yaml_blocks() -> dict[str, dict[str, Any]]:
-    """The README's proxy YAML blocks by the releases their first comment names."""
-    section = (ROOT / "README.md").read_text().split("### Which Context Gateway release")[1]
-    section = section.split("### Long patterns")[0]
+    """The page's proxy YAML blocks by the releases their first comment names."""
+    section = PAGE.read_text().split("### Which Context Gateway release")[1]
+    section = section.split(NEXT_SECTION)[0]
     blocks = re.findall(r"```yaml\n# (v[^:]+):.*?\n(.*?)```", section, flags=re.S)
     return {releases: yaml.safe_load(body) for releases, body in blocks}
 
@@ -134,7 +137,7 @@ def test_every_release_line_of_the_table_has_its_yaml() -> None:
 # What else ``urls.compresr`` feeds, per release line, read from Context Gateway's code at
 # each tag (internal/pipes/tool_discovery/tool_discovery.go, internal/pipes/tool_output/
 # types.go, internal/config/providers.go, internal/gateway/handler.go and
-# handler_nonstreaming.go). The README's table and YAML blocks must say the same.
+# handler_nonstreaming.go). The page's table and YAML blocks must say the same.
 
 FIXTURE_README = LOG.parent.parent / "README.md"
 US = "tool-selector:8080"
@@ -192,14 +195,14 @@ LINES = [
 ]
 
 
-def readme_section() -> str:
-    text = (ROOT / "README.md").read_text()
-    return text.split("### Which Context Gateway release")[1].split("### The caller's controls")[0]
+def page_section() -> str:
+    text = PAGE.read_text()
+    return text.split("### Which Context Gateway release")[1].split(NEXT_SECTION)[0]
 
 
 def other_calls_rows() -> dict[str, list[str]]:
-    """The README's "What else `urls.compresr` feeds" table: release -> its cells."""
-    section = readme_section().split("#### What else `urls.compresr` feeds")[1]
+    """The page's "What else `urls.compresr` feeds" table: release -> its cells."""
+    section = page_section().split("#### What else `urls.compresr` feeds")[1]
     table = [r for r in section.split("\n\n")[2].splitlines() if r.startswith("| v")]
     return {r.split(" | ")[0].strip("| "): r.strip("| ").split(" | ")[1:] for r in table}
 
@@ -212,7 +215,7 @@ def fixture_paths() -> dict[str, str]:
 
 def release_rows_paths() -> dict[str, str]:
     """The release table's path column."""
-    section = readme_section()
+    section = page_section()
     rows = [r for r in section.split("\n\n")[2].splitlines() if r.startswith("| v")]
     return {r.split(" | ")[0].strip("| "): r.split(" | ")[2] for r in rows}
 
@@ -297,7 +300,7 @@ def test_the_paths_agree_with_what_the_releases_put_on_the_wire() -> None:
 
 def test_a_path_we_do_not_serve_is_a_failure_the_proxy_falls_back_on() -> None:
     """The log: a path tool-selector did not serve got ``404 not_found``, which the proxy
-    logged as ``api_fallback_api_error`` and fell back on; the README says it answers the
+    logged as ``api_fallback_api_error`` and fell back on; the page says it answers the
     other features' paths that way."""
     failed = [
         r.get("compressed_content") or r.get("error_detail") or ""
@@ -305,11 +308,11 @@ def test_a_path_we_do_not_serve_is_a_failure_the_proxy_falls_back_on() -> None:
         if r.get("status") == "api_fallback_api_error"
     ]
     assert any(d.startswith('status=404 body={"code":"not_found"') for d in failed)
-    assert "(it answers them `404 not_found`)" in " ".join(readme_section().split())
+    assert "(it answers them `404 not_found`)" in " ".join(page_section().split())
 
 
 def test_the_section_names_no_path_outside_the_repository() -> None:
-    assert "../" not in readme_section()
+    assert "../" not in page_section()
 
 
 def test_openapi_tells_operators_what_urls_compresr_also_feeds() -> None:

@@ -1,4 +1,4 @@
-"""README's quality table is generated from reports/quality.json and kept in sync."""
+"""The quality table of docs/quality.md is generated from reports/quality.json and kept in sync."""
 
 import json
 
@@ -8,12 +8,13 @@ from tests.support import ROOT
 from tool_selector.offline.evaluation.readme import BLOCK, table, update
 
 RESULTS = ROOT / "reports" / "quality.json"
+PAGE = ROOT / "docs" / "quality.md"
 
 
-def test_readme_quality_block_matches_the_committed_results() -> None:
-    readme = (ROOT / "README.md").read_text()
-    fresh = update(readme, json.loads(RESULTS.read_text()))
-    assert fresh == readme, "run: python -m tool_selector.offline.evaluation.readme"
+def test_the_quality_block_matches_the_committed_results() -> None:
+    page = PAGE.read_text()
+    fresh = update(page, json.loads(RESULTS.read_text()))
+    assert fresh == page, "run: python -m tool_selector.offline.evaluation.readme"
 
 
 def test_the_block_shows_every_set_and_ranker_of_the_results() -> None:
@@ -24,7 +25,7 @@ def test_the_block_shows_every_set_and_ranker_of_the_results() -> None:
     assert rankers <= {row.split(" | ")[0].removeprefix("| ") for row in rows}
 
 
-def test_a_readme_without_the_block_is_refused() -> None:
+def test_a_page_without_the_block_is_refused() -> None:
     with pytest.raises(ValueError, match="quality:start"):
         update("no block here", json.loads(RESULTS.read_text()))
 

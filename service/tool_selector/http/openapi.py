@@ -65,8 +65,9 @@ def _with_headers(response: dict[str, Any], headers: dict[str, str]) -> dict[str
     return response
 
 
-#: What each Context Gateway release does with an empty answer: the README's release table
-#: says the same (tests/unit/test_proxy_docs.py checks both against the fixture logs).
+#: What each Context Gateway release does with an empty answer: the release table of
+#: docs/context-gateway.md says the same (tests/unit/test_proxy_docs.py checks both against
+#: the fixture logs).
 _EMPTY_ANSWER = {
     "search": "Empty `selected_names` means no useful match. Context Gateway v0.4.0-v0.4.1 "
     "then hand the model every deferred tool; v0.5.2 falls back to its own regex search.",
@@ -75,8 +76,9 @@ _EMPTY_ANSWER = {
 }
 
 
-#: What an operator of Context Gateway must know before pointing it here: the README's
-#: "What else `urls.compresr` feeds" says the same, release by release, from the proxy's code.
+#: What an operator of Context Gateway must know before pointing it here: "What else
+#: `urls.compresr` feeds" in docs/context-gateway.md says the same, release by release,
+#: from the proxy's code.
 _PROXY_CONFIGURATION = (
     "Context Gateway: `urls.compresr` is the proxy's address of the Compresr platform, and "
     "other features post there too, to paths this service does not serve (it answers them "
@@ -90,7 +92,8 @@ _PROXY_CONFIGURATION = (
     "point here: keep `pipes.tool_output.strategy` and `preemptive.summarizer.strategy` off "
     "Compresr's (`api`/`compresr`), or tool outputs reach the model uncompressed and "
     "compaction requests go to the model unsummarized (the proxy fails open on our 404). "
-    "Never point the proxy's `COMPRESR_BASE_URL` here. The README's release tables say more."
+    "Never point the proxy's `COMPRESR_BASE_URL` here. docs/context-gateway.md says more, "
+    "release by release."
 )
 
 

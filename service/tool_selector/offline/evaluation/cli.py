@@ -110,8 +110,8 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--update-readme",
         type=Path,
-        metavar="README",
-        help="also regenerate the quality block of this README from the results",
+        metavar="PAGE",
+        help="also regenerate the quality block of this page (docs/quality.md) from the results",
     )
 
 
@@ -230,7 +230,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
 
 
 def _emit(report: EvalReport, command: str, args: argparse.Namespace) -> int:
-    """Print the tables and the JSON; write the results (and the README block)."""
+    """Print the tables and the JSON; write the results (and the quality block)."""
     from tool_selector.offline.evaluation import readme  # noqa: PLC0415
     from tool_selector.offline.evaluation.report import render, results_dict, write  # noqa: PLC0415
 
@@ -245,7 +245,7 @@ def _emit(report: EvalReport, command: str, args: argparse.Namespace) -> int:
         try:
             path.write_text(readme.update(path.read_text(encoding="utf-8"), data))
         except (OSError, ValueError) as exc:
-            sys.stderr.write(f"tool-selector eval: README not updated: {exc}\n")
+            sys.stderr.write(f"tool-selector eval: {path} not updated: {exc}\n")
             return 2
         sys.stderr.write(f"updated the quality block of {path}\n")
     return 0

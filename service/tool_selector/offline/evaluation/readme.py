@@ -1,7 +1,8 @@
-"""README's "Ranking quality" table, generated from an eval run's JSON (``reports/quality.json``).
+"""The headline quality table of ``docs/quality.md``, generated from an eval run's JSON
+(``reports/quality.json``).
 
 ``python -m tool_selector.offline.evaluation.readme`` rewrites the block between
-``<!-- quality:start ... -->`` and ``<!-- quality:end -->`` in ``README.md``;
+``<!-- quality:start ... -->`` and ``<!-- quality:end -->`` in ``docs/quality.md``;
 ``--check`` only says (exit 1) whether the block is out of date.
 """
 
@@ -21,7 +22,7 @@ BLOCK = re.compile(r"(<!-- quality:start[^>]*-->\n).*?(<!-- quality:end -->)", r
 
 
 def table(data: Mapping[str, Any]) -> str:
-    """The README block's body: R@k (R@1) per ranker and set, then the no-match rows."""
+    """The block's body: R@k (R@1) per ranker and set, then the no-match rows."""
     k, results = data["k"], data["results"]
     lines = [
         f"R@{k} (R@1), k={k}, `{data['split']}` split, whole catalog ranked per query "
@@ -47,10 +48,12 @@ def update(text: str, data: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Regenerate (or ``--check``) README's quality block from the results file."""
+    """Regenerate (or ``--check``) the quality block of ``docs/quality.md`` from the results."""
     p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.readme")
     p.add_argument("--results", type=Path, default=Path("reports/quality.json"))
-    p.add_argument("--readme", type=Path, default=Path("README.md"))
+    p.add_argument(
+        "--readme", type=Path, default=Path("docs/quality.md"), help="the page to update"
+    )
     p.add_argument("--check", action="store_true", help="exit 1 if the block is out of date")
     args = p.parse_args(argv)
     try:
