@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import ROOT, SAMPLE_TOOLS, ServiceProcess, warm_catalog
+from tests.support import ROOT, SAMPLE_TOOLS, ServiceProcess, wait_until, warm_catalog
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_ID_HEADER
 
 TOOLS: list[dict[str, Any]] = list(SAMPLE_TOOLS)
 LOG = "".join(f"step {i:05d}: compiled unit {i % 97} in 0.{i % 9}s\n" for i in range(700))
@@ -162,3 +163,35 @@ def test_the_issues_lost_requests_keep_their_tool_in_the_25(
     r = httpx.post(service.url + "/api/compress/tool-discovery/", json=body, timeout=30)
     assert r.status_code == 200, r.text
     assert gold in r.json()["data"]["relevant_tools"]
+
+
+def _logged(service: ServiceProcess, sid: str) -> dict[str, Any]:
+    """The search log line of search ``sid`` (waits for it to be written)."""
+
+    def find() -> dict[str, Any]:
+        return next((r for r in service.searches() if r.get("search_id") == sid), {})
+
+    return wait_until(find, 10, f"the log line of search {sid}")
+
+
+@pytest.mark.skipif(not PREFILTER.is_file(), reason=f"proxy fixture not found at {PREFILTER}")
+@pytest.mark.parametrize(
+    "tag",
+    ["[a1b2c3] ", "[JIRA-123] ", "(urgent) ", "@bot ", "#ops "],
+    ids=["id", "ticket", "marker", "mention", "channel"],
+)
+def test_a_request_behind_a_tag_opening_a_long_paste_is_ranked_as_the_request(
+    service: ServiceProcess, tag: str
+) -> None:
+    body = json.loads(PREFILTER.read_text())
+    warm_prefilter(service.url, body)
+    alone = httpx.post(service.url + COMPRESS_PATH, json={**body, "query": REQUEST}, timeout=30)
+    body["query"] = f"{tag}{REQUEST}\n\n{NGINX_CSV}"
+    assert len(body["query"]) > 20_000
+    r = httpx.post(service.url + COMPRESS_PATH, json=body, timeout=30)
+    assert r.status_code == alone.status_code == 200, r.text
+    assert r.json()["data"]["relevant_tools"].index("capacitance_calculator_calculate") < 5
+    tagged = _logged(service, r.headers[SEARCH_ID_HEADER])
+    assert tagged["pattern_kind"] == "request_found"
+    # the log redacts patterns to a keyed hash that equal patterns share: the request alone's
+    assert tagged["pattern"] == _logged(service, alone.headers[SEARCH_ID_HEADER])["pattern"]

@@ -382,3 +382,67 @@ def test_a_long_requests_details_stay_with_it() -> None:
 )
 def test_an_equations_variables_are_not_key_value_pairs(line: str) -> None:
     assert [p.text for p in parts(line)] == [line]
+
+
+# --- a request behind a leading tag (issue V part 6) ---------------------------------------
+
+#: Labels people open a message with, each with its test id.
+TAGS = {
+    "id": "[a1b2c3] ",
+    "ticket": "[JIRA-123] ",
+    "marker": "(urgent) ",
+    "mention": "@bot ",
+    "channel": "#ops ",
+    "slack-mention": "<@U024BE7LH> ",
+    "two-tags": "[PROJ-7] @bot ",
+}
+
+
+@pytest.mark.parametrize("placement", ["start", "end"])
+@pytest.mark.parametrize("tag", TAGS.values(), ids=TAGS.keys())
+def test_a_request_behind_a_tag_is_the_request_without_it(tag: str, placement: str) -> None:
+    message = _placed(f"{tag}{ROE}", NGINX * 4, placement)
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (ROE, "request_found")
+    assert Decoder(Settings())._pattern(message) == (ROE, "request_found")
+
+
+@pytest.mark.parametrize("tag", TAGS.values(), ids=TAGS.keys())
+def test_the_senders_words_behind_a_tag_open_the_message_as_without_it(tag: str) -> None:
+    words = "Looking for a housekeeper in Chatuchak District on March 19 at 1 p.m."
+    message = f"{tag}{words}\n\n{NGINX * 4}"
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (words, "prose_fallback")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[WARN] Disk almost full, please clean up /var/log",
+        "[10:02] Ada: can you check the dashboard again",
+        "[10:02 AM] Ada: can you check the dashboard again",
+        "#define MAX_RETRIES 5",
+        "[PROJ-12] Fixed the login redirect for SSO users",
+        "> [JIRA-9] Please keep the old key for an hour.",
+    ],
+    ids=["log-level", "chat-time", "chat-time-am", "c-define", "changelog", "quote"],
+)
+def test_what_only_looks_like_a_tag_is_no_request(line: str) -> None:
+    for message in (f"{line}\n{PY_TRACE * 10}", f"{PY_TRACE * 10}\n{line}"):
+        assert [p for p in parts(message) if p.score >= REQUEST_SCORE] == []
+
+
+def test_a_tagged_first_line_of_a_log_is_the_logs() -> None:
+    log = "\n".join(f"[worker-{i}] please retry the payment" for i in range(5))
+    assert [p for p in parts(f"{log}\n{PY_TRACE * 10}") if p.score >= REQUEST_SCORE] == []
+
+
+def test_tagged_lines_inside_a_paste_are_the_pastes() -> None:
+    tickets = [
+        "Add retry to the payment client",
+        "Update the on-call rota for December",
+        "Migrate the billing database to Postgres 16",
+        "Remove the legacy export endpoint",
+    ]
+    listed = "\n".join(f"[PROJ-{i}] {t}" for i, t in enumerate(tickets, 12))
+    ask = "Which of these should I schedule first? Please create a calendar event for it."
+    message = f"These are still open:\n{listed}\n{PY_TRACE * 10}\n{ask}"
+    assert read_message(message, REQUEST_CHARS, PROSE_CHARS) == (ask, "request_found")

@@ -33,6 +33,13 @@ Reading a part, in two steps:
   sentences, a plain sentence right after a request sentence is its detail and scores
   ``REQUEST_SCORE``.
 
+A tag that opens the message's first or last line (a ticket id, a marker, a mention, a
+channel: "[JIRA-123] Get the ...", "(urgent) Find ...", "@bot compute ...") is read past:
+that line is read, scored and ranked as the words after it, and a tag whose first mark is
+a shape of machine text ("[", "#", "<") no longer makes the line look pasted. The message's
+edges are where the sender writes; a tagged line in the middle is read as before (a ticket
+list's "[PROJ-12] Add retry ..." is the paste's, not the request).
+
 A part scoring ``REQUEST_SCORE`` or more is a request part. When the message has none, its
 own words stand in (``prose_pattern``): every prose part when together they fit
 ``PROSE_CHARS``, else the first and the last, the words the sender wrote before and after
@@ -50,9 +57,10 @@ log- or document-flavoured tools.
 
 Bounded work: one regular-expression scan of the whole message finds the lines that are not
 machine text by their start (in C, not a Python loop over every line); only those are read
-further, each distinct line once; and the pattern holds at most ``budget`` characters (the
-best parts first, then restored to message order), so the embedding model reads a fixed
-number of windows whatever the message's length. Words are read in English; a sentence in
+further, each distinct line once (a tag on the first or last line adds one literal search
+for the lines alike); and the pattern holds at most ``budget`` characters (the best parts
+first, then restored to message order), so the embedding model reads a fixed number of
+windows whatever the message's length. Words are read in English; a sentence in
 Chinese, Japanese or Korean (``CJK_CHARS`` of their characters) is a request when it asks
 (a question mark, "please", a question particle); in other languages a sentence is read
 with the English cues only, so it is mostly ranked as the sender's own prose.
@@ -124,6 +132,22 @@ _PASTED_SHAPES = "|".join(
         r"\$ |> |>>> |PS [A-Z]:",  # shell prompts
     ]
 )
+_PASTED = re.compile(_PASTED_SHAPES)
+#: A tag in front of a message, a label and not part of what it says: a ticket or message
+#: id, a marker, a mention, a channel ("[JIRA-123]", "[a1b2c3]", "(urgent)", "@bot",
+#: "<@U024BE7LH>", "#ops"). Brackets and parentheses hold 2-30 characters of a name, a
+#: letter among them and no colon: a transcript's time ("[10:02]", "[10:02 AM]"), a log
+#: level ("[WARN]") and a list's number ("(1)") are the paste's, not a tag; "# Heading" (a
+#: space after the mark) is a document's.
+_TAG = (
+    rf"(?:\[(?!{_LEVELS}\])(?=[^\]\n]{{0,29}}[A-Za-z])[\w#./+-][\w#./+ -]{{1,29}}\]"
+    r"|\((?=[^)\n]{0,29}[A-Za-z])[\w#./+-][\w#./+ -]{1,29}\)"
+    r"|<[@#!][\w|.-]{1,40}>|@[A-Za-z][\w.-]{0,39}|#[A-Za-z][\w-]{0,39})"
+)
+#: At most this many tags in a row ("[PROJ-7] @bot ..."), each followed by blanks.
+TAGS = 3
+_TAGS = rf"(?:{_TAG}[:,]?[ \t]+){{1,{TAGS}}}"
+_TAGGED = re.compile(_TAGS)
 #: A line that is not machine text by its start: at most three spaces of indentation, then
 #: none of the shapes above. Found by one scan of the whole message (in C, not per line).
 _PROSE_LINE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
@@ -252,7 +276,66 @@ def parts(text: str) -> list[Part]:
             machine = templates[_DIGITS.sub("#", line)] >= REPEATS or _fields_or_blob(line)
             seen[line] = [] if machine else _line_parts(line, 0)
         found.extend(Part(p.text, start + p.start, p.score) for p in seen[line])
+    return _past_tags(text, found)
+
+
+def _past_tags(text: str, found: list[Part]) -> list[Part]:
+    """``found`` with the message's first and last lines read past the tags they open with
+    (``_tagged_line``); every other line is read as it always was."""
+    for start, line, first in _edges(text):
+        tagged = _tagged_line(line, text)
+        if tagged is not None:
+            read = [Part(p.text, start + p.start, p.score) for p in tagged]
+            kept = [p for p in found if not start <= p.start < start + len(line)]
+            found = read + kept if first else kept + read
     return found
+
+
+def _tagged_line(line: str, text: str) -> list[Part] | None:
+    """An edge line's parts past the tags it opens with (``_TAGS``), or ``None`` (read as
+    always): the message's first and last lines are the sender's, around a paste, so a tag
+    neither hides a request nor makes it look pasted, when the words after it are not
+    machine text and the line is not one of ``REPEATS`` alike. In the middle, a tagged line
+    is a paste's (a ticket list, a chat export), read as always."""
+    tags = _TAGGED.match(line)
+    if tags is None:
+        return None
+    rest = line[tags.end() :]
+    if _PASTED.match(rest) or _fields_or_blob(rest) or _repeated(line, text):
+        return None
+    return _line_parts(rest, tags.end())
+
+
+def _edges(text: str) -> list[tuple[int, str, bool]]:
+    """The message's first and last lines (one when it has one line): where each starts,
+    its text, and whether it is the first; only lines indented three spaces at most, as
+    ``_PROSE_LINE`` reads them."""
+    first = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    out: list[tuple[int, str, bool]] = []
+    for begin in dict.fromkeys((first, max(first, text.rfind("\n", 0, end) + 1))):
+        stop = text.find("\n", begin, end)
+        line = text[begin : end if stop < 0 else stop].rstrip(" \t\r\f\v")
+        start = begin + len(line) - len(line.lstrip())
+        indent = text[text.rfind("\n", 0, start) + 1 : start]
+        if len(indent) <= 3 and not indent.strip(" ") and line.strip():
+            out.append((start, line.lstrip(), start == first))
+    return out
+
+
+def _repeated(line: str, text: str) -> bool:
+    """Whether ``REPEATS`` lines of ``text`` have ``line``'s template (digits as one mark;
+    its first ``_HEAD`` characters when longer). The template is searched as text (a fast
+    literal search from the tag's first mark), then each match checked to open a line."""
+    template = _DIGITS.sub(r"\\d+", re.escape(line[:_HEAD]))
+    close = r"(?=[ \t\r\f\v]*(?:\n|\Z))" if len(line) <= _HEAD else ""
+    alike = 0
+    for match in re.finditer(template + close, text):
+        indent = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        alike += len(indent) <= 3 and not indent.strip(" ")
+        if alike >= REPEATS:
+            return True
+    return False
 
 
 def _line_parts(line: str, offset: int) -> list[Part]:
