@@ -94,6 +94,20 @@ def test_a_request_in_another_language_is_never_answered_empty(path: str, patter
     assert (ranking.no_match, bool(ranking.names)) == (False, True)
 
 
+#: Requests the language test leans to read as English (one foreign function word, no more
+#: English ones): the bar must not judge them on English evidence either.
+LEANS_ENGLISH = ["Quali incidenti sono aperti su PagerDuty?", "streich das Standup am Donnerstag"]
+
+
+@pytest.mark.parametrize("pattern", LEANS_ENGLISH, ids=["it", "de-with-am"])
+@pytest.mark.parametrize("path", PATHS)
+def test_a_request_read_as_english_on_too_little_is_never_answered_empty(
+    path: str, pattern: str
+) -> None:
+    ranking = ask(path, pattern, top_k=3).ranking
+    assert (ranking.no_match, bool(ranking.names)) == (False, True)
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_the_german_paint_request_finds_its_tool_on_every_path(path: str) -> None:
     pattern = "Welche Wandfarbe ist derzeit für Wohnzimmer am beliebtesten?"

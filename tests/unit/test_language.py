@@ -2,7 +2,7 @@
 
 import pytest
 
-from tool_selector.ranking.language import reads_foreign
+from tool_selector.ranking.language import may_be_foreign, reads_foreign
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,24 @@ from tool_selector.ranking.language import reads_foreign
 )  # fmt: skip
 def test_reads_foreign(pattern: str, foreign: bool) -> None:
     assert reads_foreign(pattern) is foreign
+
+
+@pytest.mark.parametrize(
+    ("pattern", "maybe"),
+    [
+        ("Quali incidenti sono aperti su PagerDuty?", True),
+        ("streich das Standup am Donnerstag", True),
+        ("Busca las páginas de Confluence que mencionan el despliegue", True),
+        ("why did my pod die in the night", False),
+        ("will I need an umbrella in Porto tomorrow", False),
+        ("send a slack message", False),
+        ("qqqzzz", False),
+        ("", False),
+    ],
+    ids=["it", "de-with-am", "es", "en-die", "en", "en-keywords", "nothing", "empty"],
+)
+def test_may_be_foreign(pattern: str, maybe: bool) -> None:
+    """A foreign function word that English ones do not outnumber is enough; what reads
+    foreign may be foreign."""
+    assert may_be_foreign(pattern) is maybe
+    assert reads_foreign(pattern) <= may_be_foreign(pattern)

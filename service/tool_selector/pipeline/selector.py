@@ -42,6 +42,7 @@ from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.glossary import Glossary
+from tool_selector.ranking.language import may_be_foreign
 from tool_selector.ranking.learned import tool_identity
 from tool_selector.ranking.ranker import Controls, Ranking, rank
 from tool_selector_client.wire import SearchRequest, Tool
@@ -139,7 +140,8 @@ class Selector:
         with timed(timings, "fuse"):
             context = self.rules.context
             controls, filtered = controls_of(ask, found.entry, columns, self.query_vectors, context)
-            ranking = _rank(ask, found.entry.catalog, columns, controls, foreign=pattern.foreign)
+            foreign = pattern.foreign or may_be_foreign(pattern.text)
+            ranking = _rank(ask, found.entry.catalog, columns, controls, foreign=foreign)
         removed = {**filtered, **ranking.removed}
         return _outcome(ask, found, columns, ranking, removed=removed, timings=timings)
 
@@ -185,8 +187,9 @@ class Selector:
 def _rank(
     ask: Ask, catalog: Catalog, columns: Columns, controls: Controls, *, foreign: bool
 ) -> Ranking:
-    """``ranking.ranker.rank`` over the arms' columns (a foreign pattern is never abstained
-    on: the bar's floors are English evidence)."""
+    """``ranking.ranker.rank`` over the arms' columns (a pattern that may be foreign,
+    ``language.may_be_foreign``, is never abstained on: the bar's floors are English
+    evidence)."""
     return rank(
         catalog,
         columns.query,

@@ -97,6 +97,24 @@ def reads_foreign(pattern: str) -> bool:
     return foreign >= 1 and english == 0 and not pattern.isascii()
 
 
+def may_be_foreign(pattern: str) -> bool:
+    """Whether the relevance bar's English evidence cannot judge ``pattern``: it reads
+    foreign (``reads_foreign``), or it holds a function word of another language
+    (``FOREIGN_WORDS``) that English function words do not outnumber ("Quali incidenti sono
+    aperti su PagerDuty?": one Italian word, no English one; "streich das Standup am
+    Donnerstag": one German, one English). ``reads_foreign`` leans to English, for the
+    multilingual arm's sake; whether an answer may be empty must not lean with it (SPEC rule
+    4: empty only when the pattern has nothing in common with any tool, which English
+    evidence cannot tell for another language)."""
+    if pattern.isascii() and not _has_foreign_word(pattern):
+        return False  # the common case, one scan: English (or keywords) in ASCII
+    if reads_foreign(pattern):
+        return True
+    words = [w.casefold() for w in _LATIN_WORD.findall(fold(pattern))]
+    foreign = sum(1 for w in words if w in FOREIGN_WORDS)
+    return foreign >= sum(1 for w in words if w in STOP_WORDS)
+
+
 def _unnamed(token: re.Match[str]) -> str:
     """A run of ASCII (no space) itself, or a space when it is a name (``_NAME_MARK``)."""
     return " " if _NAME_MARK.search(token.group()) else token.group()
