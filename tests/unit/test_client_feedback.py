@@ -81,20 +81,23 @@ def test_feedback_without_a_service_or_an_id_never_raises() -> None:
         assert c.feedback("", ["x"]).reason == "no_search"
 
 
+def _search(search_id: str, query: str) -> dict[str, Any]:
+    """The model's search call, as the Anthropic hook receives it."""
+    return {
+        "type": "tool_use",
+        "id": search_id,
+        "name": "gateway_search_tools",
+        "input": {"query": query},
+    }
+
+
 def _conversation(search_id: str, then_called: str) -> list[dict[str, Any]]:
     """A search call, its result, then the model calling a tool, then a second search."""
     return [
         {"role": "user", "content": "weather in Porto, then mail it"},
         {
             "role": "assistant",
-            "content": [
-                {
-                    "type": "tool_use",
-                    "id": search_id,
-                    "name": "gateway_search_tools",
-                    "input": {"query": "weather"},
-                },
-            ],
+            "content": [_search(search_id, "weather")],
         },
         {
             "role": "user",
@@ -113,18 +116,8 @@ def _conversation(search_id: str, then_called: str) -> list[dict[str, Any]]:
 
 def test_the_anthropic_hook_reports_what_the_model_called_after_its_earlier_search() -> None:
     service = Service()
-    first = {
-        "type": "tool_use",
-        "id": "s1",
-        "name": "gateway_search_tools",
-        "input": {"query": "weather"},
-    }
-    second = {
-        "type": "tool_use",
-        "id": "s2",
-        "name": "gateway_search_tools",
-        "input": {"query": "email"},
-    }
+    first = _search("s1", "weather")
+    second = _search("s2", "email")
     with client(service) as c:
         anthropic_tool_result(c, first, TOOLS)
         assert service.feedback == []
@@ -135,18 +128,8 @@ def test_the_anthropic_hook_reports_what_the_model_called_after_its_earlier_sear
 
 def test_a_reported_search_is_reported_once_and_unknown_calls_not_at_all() -> None:
     service = Service()
-    first = {
-        "type": "tool_use",
-        "id": "s1",
-        "name": "gateway_search_tools",
-        "input": {"query": "weather"},
-    }
-    later = {
-        "type": "tool_use",
-        "id": "s3",
-        "name": "gateway_search_tools",
-        "input": {"query": "x"},
-    }
+    first = _search("s1", "weather")
+    later = _search("s3", "x")
 
     async def run() -> None:
         async with AsyncSelectorClient("http://svc", transport=httpx.MockTransport(service)) as c:
