@@ -56,8 +56,21 @@ def test_reads_foreign(pattern: str, foreign: bool) -> None:
         ("send a slack message", False),
         ("qqqzzz", False),
         ("", False),
+        ("Pokémon stats", False),
+        ("crème brûlée recipe", False),
     ],
-    ids=["it", "de-with-am", "es", "en-die", "en", "en-keywords", "nothing", "empty"],
+    ids=[
+        "it",
+        "de-with-am",
+        "es",
+        "en-die",
+        "en",
+        "en-keywords",
+        "nothing",
+        "empty",
+        "accents-1",
+        "accents-2",
+    ],
 )
 def test_may_be_foreign(pattern: str, maybe: bool) -> None:
     """A foreign function word that English ones do not outnumber is enough; what reads

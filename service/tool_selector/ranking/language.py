@@ -80,21 +80,7 @@ FOREIGN_WORDS = frozenset(
 
 def reads_foreign(pattern: str) -> bool:
     """Whether ``pattern`` reads as written in a language other than English (module doc)."""
-    if pattern.isascii() and not _has_foreign_word(pattern):
-        return False
-    letters = _LETTER.findall(_TOKEN.sub(_unnamed, pattern))
-    other = sum(1 for c in letters if not _latin(c))
-    if other >= MIN_FOREIGN_LETTERS and other >= MIN_FOREIGN_SHARE * len(letters):
-        return True
-    words = [w.casefold() for w in _LATIN_WORD.findall(fold(pattern))]
-    foreign = sum(1 for w in words if w in FOREIGN_WORDS)
-    if foreign or not pattern.isascii():  # glossary words only beside another sign
-        forms = glossary_forms()
-        foreign += sum(1 for w in words if w in forms)
-    english = sum(1 for w in words if w in STOP_WORDS)
-    if foreign >= 2 and foreign > english:
-        return True
-    return foreign >= 1 and english == 0 and not pattern.isascii()
+    return _reading(pattern)[0]
 
 
 def may_be_foreign(pattern: str) -> bool:
@@ -106,13 +92,28 @@ def may_be_foreign(pattern: str) -> bool:
     multilingual arm's sake; whether an answer may be empty must not lean with it (SPEC rule
     4: empty only when the pattern has nothing in common with any tool, which English
     evidence cannot tell for another language)."""
+    return _reading(pattern)[1]
+
+
+def _reading(pattern: str) -> tuple[bool, bool]:
+    """``(reads_foreign, may_be_foreign)`` of ``pattern``, its words counted once."""
     if pattern.isascii() and not _has_foreign_word(pattern):
-        return False  # the common case, one scan: English (or keywords) in ASCII
-    if reads_foreign(pattern):
-        return True
+        return False, False  # the common case, one scan: English (or keywords) in ASCII
+    letters = _LETTER.findall(_TOKEN.sub(_unnamed, pattern))
+    other = sum(1 for c in letters if not _latin(c))
+    if other >= MIN_FOREIGN_LETTERS and other >= MIN_FOREIGN_SHARE * len(letters):
+        return True, True
     words = [w.casefold() for w in _LATIN_WORD.findall(fold(pattern))]
     foreign = sum(1 for w in words if w in FOREIGN_WORDS)
-    return foreign >= sum(1 for w in words if w in STOP_WORDS)
+    english = sum(1 for w in words if w in STOP_WORDS)
+    leans = foreign >= 1 and foreign >= english
+    if foreign or not pattern.isascii():  # glossary words only beside another sign
+        forms = glossary_forms()
+        foreign += sum(1 for w in words if w in forms)
+    reads = (foreign >= 2 and foreign > english) or (
+        foreign >= 1 and english == 0 and not pattern.isascii()
+    )
+    return reads, reads or leans
 
 
 def _unnamed(token: re.Match[str]) -> str:
