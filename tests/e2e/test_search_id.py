@@ -12,6 +12,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from tests.support import SAMPLE_TOOLS, ServiceProcess, start_service, wait_until, warm_catalog
+from tool_selector.embeddings.models import BGE_SMALL, MINILM
 from tool_selector.http.wiring import build_selector, fusion_digest
 from tool_selector.metrics import Metrics
 from tool_selector.settings import Settings
@@ -147,7 +148,7 @@ def test_the_log_names_the_arm_and_encoders_that_ranked(service: ServiceProcess)
     english = ask(service, "weather in Porto tomorrow")
     assert english.headers["x-tool-selector-embedded"] == "complete"
     ranked = logged(service, english.headers[SEARCH_ID_HEADER])["ranking"]
-    both = "all-MiniLM-L6-v2-onnx-int8+bge-small-en-v1.5-int8"
+    both = f"{MINILM.model_id}+{BGE_SMALL.model_id}"
     assert (ranked["arm"], ranked["model"]) == ("dense", both)
 
     def embedded() -> httpx.Response | None:
@@ -158,7 +159,7 @@ def test_the_log_names_the_arm_and_encoders_that_ranked(service: ServiceProcess)
     ranked = logged(service, chinese.headers[SEARCH_ID_HEADER])["ranking"]
     assert ranked["arm"] == "multilingual"
     assert "bge-small" not in ranked["model"]
-    assert ranked["model"].split("+")[0] != "all-MiniLM-L6-v2-onnx-int8"
+    assert ranked["model"].split("+")[0] != MINILM.model_id
 
 
 def test_the_weights_digest_is_the_model_files_sha256() -> None:

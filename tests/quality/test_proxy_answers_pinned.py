@@ -7,7 +7,13 @@ contract's with Compresr's counts added to ``data`` (``tool_count``, ``original_
 the hybrid answers name as many tools, the same one first, and every one of the pinned
 answer's first five; the order after the first may differ (v0.4.3's prefilter of 25 for
 "Calculate the capacitance of a parallel plate capacitor ...": its fifth and sixth,
-``calculate_magnetic_field`` and ``electromagnetism_ampere_law``, change places)."""
+``calculate_magnetic_field`` and ``electromagnetism_ampere_law``, change places).
+
+One pin was rewritten since, by a model change rather than a code change: MiniLM quantized
+per channel (2026-11-28, issue W; docs/quality.md, "MiniLM quantized per channel") reorders
+v0.4.3's hybrid prefilter of 25 for the capacitance question from its ninth name on (its
+first eight as pinned; ``calculate_mutual_fund_balance`` leaves the 25, ``derivative``
+enters). Every other pin is byte for byte what f09feb1 wrote."""
 
 from __future__ import annotations
 

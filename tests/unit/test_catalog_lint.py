@@ -35,6 +35,10 @@ SEARCHES = {
     "calendar__create_event": "Create an event in the user's calendar with a title and time.",
 }
 PLANTED, UNIQUE = "jira__search", "weather__get_forecast"
+#: What a tool none of whose own probes found is flagged as: ``unreachable``, or ``name_only``
+#: when only its name's words did (the planted tool has no other probe; whether "jira search"
+#: ranks it in the top 5 among seven search tools is the model's call).
+UNFOUND = ("unreachable", "name_only")
 JIRA_TEXT = "Search Jira issues and tickets by project, assignee, status or JQL."
 
 
@@ -62,13 +66,13 @@ def linted(encoder: Encoder) -> Callable[[list[Tool]], LintReport]:
     return run
 
 
-def flagged(report: LintReport, kind: str) -> set[str]:
-    return {t for f in report.findings if f.kind == kind for t in f.tools}
+def flagged(report: LintReport, *kinds: str) -> set[str]:
+    return {t for f in report.findings if f.kind in kinds for t in f.tools}
 
 
 def test_a_planted_tool_is_unreachable_and_collides(linted: Callable[..., LintReport]) -> None:
     report = linted(catalog())
-    assert PLANTED in flagged(report, "unreachable") & flagged(report, "collision")
+    assert PLANTED in flagged(report, *UNFOUND) & flagged(report, "collision")
 
 
 def test_a_well_described_unique_tool_is_not_flagged(linted: Callable[..., LintReport]) -> None:
@@ -79,16 +83,16 @@ def test_a_well_described_unique_tool_is_not_flagged(linted: Callable[..., LintR
 def test_the_unreachable_finding_names_who_took_its_place(
     linted: Callable[..., LintReport],
 ) -> None:
-    finding = next(f for f in linted(catalog()).findings if f.kind == "unreachable")
+    finding = next(f for f in linted(catalog()).findings if f.kind in UNFOUND)
     assert finding.displaced_by
     assert set(finding.displaced_by) <= set(SEARCHES) - {PLANTED}
 
 
 def test_search_text_makes_the_planted_tool_reachable(linted: Callable[..., LintReport]) -> None:
     before, after = linted(catalog()), linted(catalog(JIRA_TEXT))
-    assert PLANTED in flagged(before, "unreachable")
-    assert PLANTED not in flagged(after, "unreachable")
-    assert after.recall.tools_reached == before.recall.tools_reached + 1
+    assert PLANTED in flagged(before, *UNFOUND)
+    assert PLANTED not in flagged(after, *UNFOUND)
+    assert after.recall.found > before.recall.found  # its description's probe finds it
 
 
 @pytest.mark.parametrize(
@@ -196,8 +200,10 @@ def test_a_tool_only_its_name_finds_is_reported(linted: Callable[..., LintReport
 def test_the_text_report_says_each_finding_with_its_fix(
     linted: Callable[..., LintReport],
 ) -> None:
-    text = render_text(linted(catalog()))
-    assert f"[unreachable] {PLANTED}" in text
+    report = linted(catalog())
+    text = render_text(report)
+    (kind,) = {f.kind for f in report.findings if f.kind in UNFOUND and PLANTED in f.tools}
+    assert f"[{kind}] {PLANTED}" in text
     assert text.count("  fix: ") == len(linted(catalog()).findings)
 
 

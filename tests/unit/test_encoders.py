@@ -35,12 +35,23 @@ def test_onnx_model_id_differs_from_the_full_model() -> None:
     assert OnnxEncoder().model_id != SentenceTransformerEncoder().model_id
 
 
+def _same_texts_in_order(together: np.ndarray, alone: np.ndarray) -> None:
+    """Row i of a batch is text i's vector: within the quantization's reach of the text
+    alone (MiniLM's activations are quantized per run, so a batch's range moves a text's
+    vector a little: cosine 0.989 at worst on Seal-Tools descriptions) and nearer it than
+    any other text alone."""
+    cosines = together @ alone.T
+    assert np.diag(cosines).min() > 0.98
+    assert (cosines.argmax(axis=1) == np.arange(len(alone))).all()
+
+
 def test_onnx_batches_on_two_threads_match_single_texts() -> None:
     encoder = OnnxEncoder(batch_threads=2)
     texts = [f"tool {i}: read, write or archive record number {i}" for i in range(BATCH_TEXTS)]
     together = encoder.encode(texts)  # the two-thread batch session
     alone = np.vstack([encoder.encode([t]) for t in texts])  # the one-thread session
-    assert np.allclose(together, alone, atol=1e-4)
+    _same_texts_in_order(together, alone)
+    assert np.array_equal(together, encoder.encode(texts))  # the same batch, the same bytes
 
 
 @pytest.mark.parametrize(
@@ -75,4 +86,4 @@ def test_onnx_mixed_lengths_keep_input_order() -> None:
     texts = [f"tool {i}: " + "archive the record " * (i % 5 * 9) for i in range(BATCH_TEXTS)]
     together = encoder.encode(texts)
     alone = np.vstack([encoder.encode([t]) for t in texts])
-    assert np.allclose(together, alone, atol=1e-4)
+    _same_texts_in_order(together, alone)

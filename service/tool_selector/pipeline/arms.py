@@ -30,6 +30,7 @@ import numpy as np
 
 from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.embeddings.static import static_matrix, static_text
+from tool_selector.pipeline.catalog_store import CatalogEntry
 from tool_selector.pipeline.columns import (
     Arm,
     ArmRequest,
@@ -147,14 +148,24 @@ class DenseArm:
             spans = request.pattern.spans if _in_context(src.rules) else ()
             qvec, cached = src.queries.vector(encoders, request.pattern.words, spans)
             scores = cosine_scores(qvec, tools.matrix)
-            bar = None
-            if encoders.several:
-                bar = cosine_scores(encoders.first(qvec), encoders.first(tools.matrix))
+            bar = _first_cosines(encoders, qvec, found.entry, tools.matrix)
         made = Provenance("dense", encoders.parts, embedded)
         answer = Cosines(
             scores, src.rules.hybrid, "hybrid", tools.matrix, encoders, made, cached, bar
         )
         return replace(columns, cosines=answer, tools=tools)
+
+
+def _first_cosines(
+    encoders: Ensemble, qvec: FloatArray, entry: CatalogEntry, joined: FloatArray
+) -> FloatArray | None:
+    """The first model's cosines inside a mean's answer (the relevance bar's floors are its):
+    against its own matrix, kept on the entry beside the joined one (slicing the joined
+    matrix copied 4,000 x 384 floats a request); ``None`` for a single model."""
+    if not encoders.several:
+        return None
+    own = entry.matrix(encoders.primary.model_id)
+    return cosine_scores(encoders.first(qvec), encoders.first(joined) if own is None else own)
 
 
 @dataclass(frozen=True, slots=True)
