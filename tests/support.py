@@ -43,6 +43,22 @@ def static_table() -> Path:
     return folder
 
 
+def second_static_table() -> Path:
+    """bge-small-en-v1.5's static table: ``TOOL_SELECTOR_SECOND_STATIC_MODEL_PATH``, else
+    where ``make install`` builds it; built there first if missing (about 30 s, once)."""
+    from tool_selector.embeddings import distill  # noqa: PLC0415
+    from tool_selector.embeddings.models import BGE_SMALL  # noqa: PLC0415
+    from tool_selector.embeddings.static import default_static_path  # noqa: PLC0415
+
+    folder = Path(
+        os.environ.get("TOOL_SELECTOR_SECOND_STATIC_MODEL_PATH")
+        or default_static_path(BGE_SMALL.name)
+    )
+    if not distill.is_current(folder, BGE_SMALL.name, distill.onnx_weights(BGE_SMALL)):
+        distill.distill_onnx(folder, BGE_SMALL)
+    return folder
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -117,6 +133,7 @@ def start_service(
     child_env.update(env or {})
     if child_env.get("TOOL_SELECTOR_ENCODER") != "none":
         child_env.setdefault("TOOL_SELECTOR_STATIC_MODEL_PATH", str(static_table()))
+        child_env.setdefault("TOOL_SELECTOR_SECOND_STATIC_MODEL_PATH", str(second_static_table()))
     log_path = tmp_dir / f"service-{port}.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(

@@ -276,18 +276,27 @@ class Settings:
         "With `ENCODER=onnx-int8`, also read tools (their name, description and search "
         "text; not their parameters) and English requests with bge-small-en-v1.5 (int8 ONNX, "
         "MIT; a retrieval-trained model, its files placed by `make install`) and rank by the "
-        "mean of its cosine and MiniLM's (docs/quality.md). "
-        "Costs a second encode per new pattern and per tool text, and about 100 MB of RSS. The "
-        "static arm keeps MiniLM's query vector and requests in other languages the "
-        "multilingual arm. Its files missing or not of the sha256 its row names: `serve` does "
-        "not start and names the command that puts them right (`eval`: a warning, and MiniLM "
-        "alone). `false`: MiniLM alone.",
+        "mean of its cosine and MiniLM's (docs/quality.md); a catalog not embedded yet, by "
+        "the mean of the two static tables' (`SECOND_STATIC_MODEL_PATH`). "
+        "Costs a second encode per new pattern and per tool text, and about 100 MB of RSS. "
+        "Requests in other languages keep the multilingual arm. Its files missing or not of "
+        "the sha256 its row names: `serve` does not start and names the command that puts "
+        "them right (`eval`: a warning, and MiniLM alone). `false`: MiniLM alone.",
     )
     second_encoder_path: str = _setting(
         "",
         "Directory of the second encoder's `model.onnx` and `tokenizer.json` "
         "(`tool-selector fetch-model bge-small-en-v1.5 -o DIR`); empty: "
         "`<environment>/share/tool-selector/bge-small-en-v1.5`, placed by `make install`.",
+    )
+    second_static_model_path: str = _setting(
+        "",
+        "Directory of the second encoder's static table (`tool-selector distill-static "
+        "--model bge-small-en-v1.5 -o DIR`); empty: "
+        "`<environment>/share/tool-selector/static-bge-small-en-v1.5`, built by `make install` "
+        "and the Dockerfile. With the second encoder on, a catalog the models have not "
+        "embedded yet is ranked by the mean of both tables' cosines against their models' "
+        "query vectors; missing: logged, and MiniLM's table alone.",
     )
     encoder_batch_threads: int = _setting(
         1,

@@ -84,9 +84,21 @@ def test_the_runtime_stage_copies_the_runtime_environment_alone() -> None:
 
 
 def test_the_static_table_is_built_offline_into_the_runtime_environment() -> None:
-    (distill,) = [c for c in commands() if "distill-static" in c]
+    (distill,) = [c for c in commands() if "distill-static" in c and "--model" not in c]
     assert distill.startswith("/opt/offline/bin/tool-selector ")
     assert distill.endswith(" -o /opt/venv/share/tool-selector/static-minilm")
+
+
+def test_the_second_static_table_is_built_by_the_runtime_environment() -> None:
+    """bge-small's table needs onnxruntime alone: the runtime environment builds it, after
+    fetching the model's files."""
+    built = [c for c in commands() if "distill-static --model" in c]
+    assert built == [
+        "/opt/venv/bin/tool-selector distill-static --model bge-small-en-v1.5 "
+        "-o /opt/venv/share/tool-selector/static-bge-small-en-v1.5"
+    ]
+    fetch = commands().index("/opt/venv/bin/tool-selector fetch-model bge-small-en-v1.5")
+    assert commands().index(built[0]) > fetch
 
 
 def test_every_encoder_row_is_fetched_into_the_runtime_environment() -> None:

@@ -1,6 +1,7 @@
 """Serving needs neither torch nor sentence-transformers: they are the ``offline`` extra's
-(the static table's build, the full-precision encoder), and choosing that encoder without
-them fails at startup with the install hint."""
+(MiniLM's static table's build, the full-precision encoder), and choosing that encoder
+without them fails at startup with the install hint; bge-small's static table builds without
+them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.support import ROOT
+from tool_selector.embeddings import distill
 from tool_selector.embeddings.factory import encoder_from_settings, require_packages
+from tool_selector.embeddings.models import BGE_SMALL
 from tool_selector.errors import ConfigError
 from tool_selector.offline.cli import main
 from tool_selector.settings import EncoderKind, Settings
@@ -95,3 +98,13 @@ def test_building_the_static_table_without_torch_names_the_extra(
     assert main(["distill-static", "-o", str(tmp_path / "static")]) == 2
     assert "tool-selector[offline]" in capsys.readouterr().err
     assert not (tmp_path / "static").exists()
+
+
+@pytest.mark.model
+def test_the_second_static_table_builds_without_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in OFFLINE_ONLY:
+        monkeypatch.setitem(sys.modules, name.replace("-", "_"), None)
+    distill.distill_onnx(tmp_path, BGE_SMALL, vocabulary=8)
+    assert distill.is_current(tmp_path, BGE_SMALL.name, distill.onnx_weights(BGE_SMALL))

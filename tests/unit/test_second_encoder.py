@@ -1,5 +1,6 @@
 """The second encoder (a row of ``embeddings/models.py``) and the dense arm that averages it
-with MiniLM: unit vectors, per-model caching, the static arm and the setting."""
+with MiniLM: unit vectors, per-model caching, the static arm (both tables' mean, MiniLM's
+alone without the second model or its table) and the settings."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support import second_static_table, static_table
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import Ensemble, encode_query, parts_of, primary_of
+from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query, parts_of, primary_of
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
 from tool_selector.embeddings.models import BGE_SMALL, default_model_dir
 from tool_selector.embeddings.onnx import OnnxEncoder
-from tool_selector.embeddings.static import static_text
+from tool_selector.embeddings.static import StaticEncoder, static_matrix, static_text
 from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
@@ -72,17 +74,68 @@ def test_the_relevance_bar_reads_minilms_cosines(both: Ensemble) -> None:
         assert outcome.ranking.no_match
 
 
-def test_the_static_arm_keeps_minilms_query_vector(both: Ensemble) -> None:
-    static = static_from_settings(Settings())
-    answers = []
-    for encoder in (both, primary_of(both)):
-        jobs = EmbeddingJobs()
-        jobs.close(0.0)
-        cold = Selector(encoder=encoder, static=static, jobs=jobs, embed_deadline=0.0)
-        outcome = cold.select(SearchRequest(pattern="read a file from disk", tools=TOOLS))
-        assert outcome.path == "static"
-        answers.append(outcome.ranking)
-    assert answers[0] == answers[1]
+@pytest.fixture(scope="module")
+def tables() -> Ensemble:
+    """MiniLM's static table and bge-small's, as ``static_from_settings`` joins them."""
+    first = StaticEncoder(static_table())
+    return Ensemble([first, StaticEncoder(second_static_table(), BGE_SMALL.name)])
+
+
+def cold(encoder: Encoder, static: Encoder) -> Selector:
+    """A selector that answers from the static arm (no model ever embeds its catalogs)."""
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)
+    return Selector(encoder=encoder, static=static, jobs=jobs, embed_deadline=0.0)
+
+
+def test_the_static_arm_averages_both_tables_cosines(both: Ensemble, tables: Ensemble) -> None:
+    pattern = "read a file from disk"
+    selector = cold(both, tables)
+    outcome = selector.select(SearchRequest(pattern=pattern, tools=TOOLS))
+    assert outcome.path == "static"
+    assert outcome.provenance.encoders == (*tables.parts, *both.parts)
+    texts = selector.entry(ToolSource.of(TOOLS)).entry.catalog.texts
+    means = np.mean(
+        [
+            static_matrix(table, texts) @ encode_query(model, [pattern])[0]
+            for table, model in zip(tables.parts, both.parts, strict=True)
+        ],
+        axis=0,
+    )
+    for picked in outcome.ranking.picked:
+        at = outcome.catalog.positions[picked.name] if outcome.catalog else -1
+        assert picked.dense_similarity == pytest.approx(means[at], abs=1e-4)
+
+
+@pytest.mark.parametrize("second", ["model", "table"], ids=["no second model", "no bge table"])
+def test_without_both_the_static_arm_reads_minilms_table_alone(
+    both: Ensemble, tables: Ensemble, second: str
+) -> None:
+    request = SearchRequest(pattern="read a file from disk", tools=TOOLS)
+    alone = cold(primary_of(both), tables.primary).select(request)
+    encoder, static = (primary_of(both), tables) if second == "model" else (both, tables.primary)
+    outcome = cold(encoder, static).select(request)
+    assert (outcome.path, outcome.ranking) == ("static", alone.ranking)
+    assert outcome.provenance.encoders == (tables.primary, primary_of(both))
+
+
+def test_the_settings_join_both_tables_or_fall_back_to_minilms(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second = str(static_table()), str(second_static_table())
+    joined = static_from_settings(
+        Settings(static_model_path=first, second_static_model_path=second)
+    )
+    assert joined is not None
+    assert len(parts_of(joined)) == 2
+    alone = static_from_settings(Settings(static_model_path=first, second_encoder=False))
+    assert isinstance(alone, StaticEncoder)
+    with caplog.at_level(logging.WARNING):
+        missing = static_from_settings(
+            Settings(static_model_path=first, second_static_model_path=str(tmp_path))
+        )
+    assert isinstance(missing, StaticEncoder)
+    assert "second static table off" in caplog.text
 
 
 def test_a_new_patterns_vector_is_the_mean_encoders_own(both: Ensemble) -> None:

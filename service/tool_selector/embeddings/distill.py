@@ -1,8 +1,11 @@
-"""Build the static embedding table of the bundled model (offline, at install time).
+"""Build the static embedding tables of the encoders (offline, at install time).
 
-Building needs torch and the model package (the ``offline`` extra); serving only reads the
-table (``embeddings/static.py``), so the Dockerfile builds it in its build stage and ships
-the table, not torch.
+Two tables, one per encoder of the dense arm's ensemble, each in its model's own space:
+MiniLM's (``distill``) from the bundled full-precision all-MiniLM-L6-v2 on torch (the
+``offline`` extra), and bge-small-en-v1.5's (``distill_onnx``) from its int8 ONNX row on
+ONNX Runtime alone, so a runtime install can build it. Serving only reads the tables
+(``embeddings/static.py``), so the Dockerfile builds them in its build stage and ships the
+tables, not torch.
 
 Model2Vec's recipe (Tulkens & van Dongen, 2024, "Model2Vec: distill a small fast model from
 any sentence transformer"), written out here because ``model2vec[distill]`` pins
@@ -18,8 +21,14 @@ default), so frequent pieces such as ``the`` or ``##s`` count less in a mean. Ch
 the variants Model2Vec offers (uncentred, PCA to 256, the token's own output instead of the
 mean, SIF 1e-3 to 1e-6) by R@5 on metatool, BFCL and Seal-Tools (docs/performance.md).
 
-Deterministic: the same package versions give the same table (torch on one CPU thread).
-Written as ``vectors.npy`` (float16), ``weights.npy``, ``tokenizer.json`` and
+bge-small-en-v1.5's table takes the same recipe from its ONNX row, the mean of the three
+positions' last hidden states although the model pools a sentence by its [CLS] vector (the
+[CLS] vector, normalised or not, and the token's own output ranked no better on the cold
+path's dev split), with SIF 1e-4, Model2Vec's default (``ONNX_SIF_COEFFICIENT``; 1e-5 ranked
+the agent set's paraphrases lower there): docs/performance.md, "The static arm".
+
+Deterministic: the same package versions give the same table (torch, or ONNX Runtime, on one
+CPU thread). Written as ``vectors.npy`` (float16), ``weights.npy``, ``tokenizer.json`` and
 ``manifest.json`` (id and provenance) into one directory.
 """
 
@@ -35,11 +44,14 @@ from typing import Any
 import numpy as np
 
 from tool_selector.embeddings.encoder import OFFLINE_EXTRA, bundled_model_path
+from tool_selector.embeddings.models import MINILM, OnnxModel, default_model_dir
 from tool_selector.errors import MissingDependencyError
 
 #: Bump when the recipe changes: part of the static model id, so cached vectors never mix.
 RECIPE_VERSION = 2
 SIF_COEFFICIENT = 1e-5
+#: The SIF coefficient of a table distilled from an ONNX row (``distill_onnx``).
+ONNX_SIF_COEFFICIENT = 1e-4
 _BATCH = 1024
 
 
@@ -68,16 +80,72 @@ def distill(output: Path, model_path: Path | None = None) -> dict[str, Any]:
             )
             hidden = model(input_ids=batch, attention_mask=torch.ones_like(batch))[0]
             rows[start : start + len(ids)] = hidden.mean(dim=1).numpy()
-    return _write(output, source, rows, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    tokenizer = source / "tokenizer.json"
+    return _write(
+        output,
+        model=MINILM.name,
+        source=source.name,
+        tokenizer=tokenizer,
+        rows=rows,
+        seconds=seconds,
+    )
 
 
-def is_current(folder: Path) -> bool:
-    """Whether ``folder`` holds a table built by this recipe (``make install`` skips it)."""
+def distill_onnx(
+    output: Path, model: OnnxModel, folder: Path | None = None, *, vocabulary: int | None = None
+) -> dict[str, Any]:
+    """Write the static table of ONNX row ``model`` from its files in ``folder`` (default:
+    where ``tool-selector fetch-model`` puts them): every token as ``[CLS] token [SEP]``,
+    the three positions' last hidden states averaged (Model2Vec's pooling, whatever the
+    row's own), on one ONNX Runtime thread. Needs no torch. ``vocabulary``: the first that
+    many tokens only (a small table, for a test)."""
+    from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
+
+    source = default_model_dir(model) if folder is None else folder
+    started = time.perf_counter()
+    encoder = OnnxEncoder.of(model, source)
+    tokenizer = model.path(source, "tokenizer.json")
+    vocab = json.loads(tokenizer.read_text())["model"]["vocab"]
+    size = max(vocab.values()) + 1 if vocabulary is None else vocabulary
+    cls_id, sep_id = vocab["[CLS]"], vocab["[SEP]"]
+    rows = np.zeros((size, encoder.dim), dtype=np.float32)
+    for start in range(0, size, _BATCH):
+        ids = range(start, min(start + _BATCH, size))
+        rows[start : start + len(ids)] = encoder.states([[cls_id, i, sep_id] for i in ids]).mean(1)
+    seconds = time.perf_counter() - started
+    manifest = _write(
+        output,
+        model=model.name,
+        source=model.model_id,
+        tokenizer=tokenizer,
+        rows=rows,
+        seconds=seconds,
+        sif=ONNX_SIF_COEFFICIENT,
+    )
+    manifest["weights"] = onnx_weights(model)
+    (output / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def is_current(folder: Path, model: str = MINILM.name, weights: str | None = None) -> bool:
+    """Whether ``folder`` holds ``model``'s table built by this recipe (``make install``
+    skips it), from the weights of digest ``weights`` when given (an ONNX row's)."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return False
-    return bool(manifest.get("recipe") == RECIPE_VERSION and (folder / "vectors.npy").is_file())
+    return bool(
+        manifest.get("recipe") == RECIPE_VERSION
+        and str(manifest.get("id", "")).startswith(f"{model}-static-")
+        and (weights is None or manifest.get("weights") == weights)
+        and (folder / "vectors.npy").is_file()
+    )
+
+
+def onnx_weights(model: OnnxModel) -> str:
+    """The digest of an ONNX row's weights its table's manifest names (``is_current``)."""
+    return model.files["model.onnx"][1][:16]
 
 
 def sif_weights(size: int, coefficient: float = SIF_COEFFICIENT) -> np.ndarray[Any, Any]:
@@ -88,20 +156,31 @@ def sif_weights(size: int, coefficient: float = SIF_COEFFICIENT) -> np.ndarray[A
 
 
 def _write(
-    output: Path, source: Path, rows: np.ndarray[Any, Any], seconds: float
+    output: Path,
+    *,
+    model: str,
+    source: str,
+    tokenizer: Path,
+    rows: np.ndarray[Any, Any],
+    seconds: float,
+    sif: float = SIF_COEFFICIENT,
 ) -> dict[str, Any]:
+    """The table of ``model`` (its name starts the id) into ``output``; ``source``: what its
+    rows were read from; ``sif``: its weights' coefficient. The id's digest is the stored
+    rows' (the weights follow from the recipe: ``RECIPE_VERSION``)."""
     output.mkdir(parents=True, exist_ok=True)
     table = (rows - rows.mean(axis=0)).astype(np.float16)
     np.save(output / "vectors.npy", table)
-    np.save(output / "weights.npy", sif_weights(len(rows)))
-    shutil.copyfile(source / "tokenizer.json", output / "tokenizer.json")
+    np.save(output / "weights.npy", sif_weights(len(rows), sif))
+    shutil.copyfile(tokenizer, output / "tokenizer.json")
     digest = hashlib.sha256(table.tobytes()).hexdigest()[:16]
     manifest = {
-        "id": f"all-MiniLM-L6-v2-static-v{RECIPE_VERSION}-{digest}",
+        "id": f"{model}-static-v{RECIPE_VERSION}-{digest}",
         "recipe": RECIPE_VERSION,
-        "source": str(source.name),
+        "source": source,
         "vocabulary": len(rows),
         "dim": int(rows.shape[1]),
+        "sif": sif,
         "build_seconds": round(seconds, 1),
     }
     (output / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -71,15 +71,27 @@ def require_packages(settings: Settings) -> None:
 
 
 def static_from_settings(settings: Settings) -> Encoder | None:
-    """The static arm the settings ask for (fast: loads a table); ``None`` when off.
+    """The static arm the settings ask for (fast: loads its tables); ``None`` when off.
 
-    Raises ``ConfigError`` when the table is missing or unreadable.
+    MiniLM's table; with the second encoder on (``onnx-int8``), an ``Ensemble`` of it and the
+    second model's table, each read against its own model's query vector (``arms.StaticArm``),
+    or MiniLM's alone and a warning when the second's is missing. Raises ``ConfigError``
+    when MiniLM's table is missing or unreadable.
     """
     if not settings.static_embeddings or settings.encoder == "none":
         return None
     from tool_selector.embeddings.static import StaticEncoder  # noqa: PLC0415
 
-    return StaticEncoder(Path(settings.static_model_path) if settings.static_model_path else None)
+    first = StaticEncoder(Path(settings.static_model_path) if settings.static_model_path else None)
+    if not settings.second_encoder or settings.encoder != "onnx-int8":
+        return first
+    path = settings.second_static_model_path
+    try:
+        second = StaticEncoder(Path(path) if path else None, SECOND.name)
+    except ConfigError as exc:
+        logging.getLogger("tool_selector.encoder").warning("second static table off: %s", exc)
+        return first
+    return Ensemble([first, second])
 
 
 def multilingual_from_settings(settings: Settings) -> Encoder | None:
@@ -97,7 +109,7 @@ def second_from_settings(settings: Settings, model: OnnxModel) -> Encoder:
     ``make install`` puts it; ``ConfigError`` when its files are missing."""
     from tool_selector.embeddings.onnx import OnnxEncoder  # noqa: PLC0415
 
-    folder = _second_folder(settings, model)
+    folder = second_folder(settings, model)
     return OnnxEncoder.of(model, folder, batch_threads=settings.encoder_batch_threads)
 
 
@@ -118,10 +130,12 @@ def check_model_files(settings: Settings) -> None:
         return
     if problem := MINILM.problem(default_model_dir(MINILM)):
         raise ConfigError(problem)
-    if settings.second_encoder and (problem := SECOND.problem(_second_folder(settings, SECOND))):
+    if settings.second_encoder and (problem := SECOND.problem(second_folder(settings, SECOND))):
         raise ConfigError(f"{problem}, or set TOOL_SELECTOR_SECOND_ENCODER=false")
 
 
-def _second_folder(settings: Settings, model: OnnxModel) -> Path:
+def second_folder(settings: Settings, model: OnnxModel) -> Path:
+    """The second encoder's files: ``TOOL_SELECTOR_SECOND_ENCODER_PATH``, else where
+    ``make install`` puts them."""
     path = settings.second_encoder_path
     return Path(path) if path else default_model_dir(model)

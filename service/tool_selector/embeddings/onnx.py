@@ -142,6 +142,13 @@ class OnnxEncoder:
             out[row] = hidden[0, inside].mean(axis=0) if inside.any() else whole
         return whole, normalise_rows(out)
 
+    def states(self, ids: Sequence[Sequence[int]]) -> FloatArray:
+        """The last hidden states (rows, tokens, dim) of token-id rows of one length, no
+        special tokens added, on the one-thread session (the static table's distillation,
+        ``distill.distill_onnx``)."""
+        hidden, _ = self._hidden(self._session, [list(x) for x in ids])
+        return np.asarray(hidden, dtype=np.float32)
+
     def _batch(self) -> Any:
         """The batch session, created on first use from a niced thread (see the class)."""
         with self._lock:

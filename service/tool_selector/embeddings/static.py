@@ -1,10 +1,11 @@
-"""Static embeddings of the bundled model: a table lookup instead of a transformer pass.
+"""Static embeddings of the encoders: a table lookup instead of a transformer pass.
 
-The table (``tool-selector distill-static``, built by ``make install`` and the Dockerfile; see
-``embeddings/distill.py``) holds one row per token of all-MiniLM-L6-v2's vocabulary. A text's
-vector is the SIF-weighted mean of its tokens' rows, L2-normalised: one tokenizer call and a
-gather, thousands of tool texts per second, so a catalog nobody has embedded gets a dense
-signal on its very first request while the full model embeds it in the background.
+A table (``tool-selector distill-static [--model NAME]``, built by ``make install`` and the
+Dockerfile; see ``embeddings/distill.py``) holds one row per token of a model's vocabulary,
+in that model's space: all-MiniLM-L6-v2's, and bge-small-en-v1.5's for the second encoder.
+A text's vector is the SIF-weighted mean of its tokens' rows, L2-normalised: one tokenizer
+call and a gather, thousands of tool texts per second, so a catalog nobody has embedded gets
+a dense signal on its very first request while the models embed it in the background.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from tool_selector.embeddings.distill import RECIPE_VERSION
 from tool_selector.embeddings.encoder import Encoder
+from tool_selector.embeddings.models import MINILM
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 from tool_selector.ranking.text import ToolText
@@ -52,20 +54,25 @@ def static_matrix(static: Encoder, tools: Sequence[ToolText]) -> FloatArray:
     return np.ascontiguousarray(static.encode([static_text(t) for t in tools]), np.float32)
 
 
-def default_static_path() -> Path:
-    """Where ``make install`` and the Dockerfile put the table: inside the environment."""
-    return Path(sys.prefix) / "share" / "tool-selector" / "static-minilm"
+def default_static_path(model: str = MINILM.name) -> Path:
+    """Where ``make install`` and the Dockerfile put ``model``'s table: inside the
+    environment (``static-minilm`` for all-MiniLM-L6-v2, ``static-<name>`` for another)."""
+    folder = "static-minilm" if model == MINILM.name else f"static-{model}"
+    return Path(sys.prefix) / "share" / "tool-selector" / folder
 
 
 class StaticEncoder:
-    """SIF-weighted mean of per-token rows distilled from all-MiniLM-L6-v2 (no model pass)."""
+    """SIF-weighted mean of per-token rows distilled from one model (no model pass): the
+    table in ``path``, default ``model``'s where ``make install`` builds it (``model`` also
+    names the command that rebuilds it)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, model: str = MINILM.name) -> None:
         try:
             from tokenizers import Tokenizer  # noqa: PLC0415
         except ImportError as exc:
             raise MissingDependencyError("tokenizers", "pip install tokenizers") from exc
-        folder = path or default_static_path()
+        folder = path or default_static_path(model)
+        build = "distill-static" if model == MINILM.name else f"distill-static --model {model}"
         try:
             manifest = json.loads((folder / "manifest.json").read_text())
             vectors = np.load(folder / "vectors.npy").astype(np.float32)
@@ -73,7 +80,7 @@ class StaticEncoder:
         except (OSError, ValueError) as exc:
             raise ConfigError(
                 f"static embeddings missing or unreadable in {folder} ({exc}); build them with "
-                f"`tool-selector distill-static -o {folder}` (make install does)"
+                f"`tool-selector {build} -o {folder}` (make install does)"
             ) from exc
         self._table: FloatArray = np.ascontiguousarray(vectors * weights[:, None])
         self._tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -83,7 +90,7 @@ class StaticEncoder:
         if manifest.get("recipe") != RECIPE_VERSION:
             raise ConfigError(
                 f"static embeddings in {folder} are recipe {manifest.get('recipe')}, this "
-                f"version needs {RECIPE_VERSION}: rebuild with `tool-selector distill-static`"
+                f"version needs {RECIPE_VERSION}: rebuild with `tool-selector {build}`"
             )
         self._model_id = str(manifest["id"])
 

@@ -14,10 +14,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import get_args
 
+from tool_selector.embeddings.encoder import Ensemble
 from tool_selector.learning.learner import Usage
 from tool_selector.lint import checks, probes, siblings
 from tool_selector.lint.usage import tool_uses, usage_findings
 from tool_selector.lint.words import Vocabulary, vocabulary
+from tool_selector.pipeline.arms import paired
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, Found
 from tool_selector.pipeline.selector import Selector
@@ -94,8 +96,11 @@ def _confused(
 
 
 def _matrix(selector: Selector, entry: CatalogEntry) -> FloatArray | None:
-    """The tool vectors the answers were ranked with: the model's, else the static arm's."""
-    for encoder in (selector.encoder, selector.static):
+    """The tool vectors the answers were ranked with: the model's, else the static arm's
+    (the tables it read, ``arms.paired``)."""
+    static = selector.static
+    tables = None if static is None else paired(Ensemble.of(static), selector.encoders)[0]
+    for encoder in (selector.encoder, tables):
         matrix = None if encoder is None else entry.matrix(encoder.model_id)
         if matrix is not None:
             return matrix

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tool_selector.embeddings.models import BGE_SMALL, MINILM
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.offline import lint_cli
 from tool_selector.offline.evaluation import cli as eval_cli
@@ -19,6 +20,9 @@ from tool_selector.offline.security_cli import (
     probe,
 )
 from tool_selector.settings import Settings, settings_table
+
+#: The encoders that have a static table (``distill-static --model``), MiniLM's first.
+STATIC_MODELS = (MINILM.name, BGE_SMALL.name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,7 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
     distill = sub.add_parser(
-        "distill-static", help="build the static embedding table from the bundled model"
+        "distill-static", help="build an encoder's static embedding table (default: MiniLM's)"
+    )
+    distill.add_argument(
+        "--model",
+        choices=STATIC_MODELS,
+        default=STATIC_MODELS[0],
+        help="whose table: all-MiniLM-L6-v2 from the bundled full-precision model (the "
+        "offline extra), bge-small-en-v1.5 from its ONNX files (onnxruntime only)",
     )
     distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
     distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
@@ -57,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "shadow-compare": lambda: _shadow_compare(args),
         "export-openapi": lambda: _export_openapi(args.output),
         "settings": _print_settings,
-        "distill-static": lambda: _distill_static(settings, args.output, args.force),
+        "distill-static": lambda: _distill_static(settings, args.model, args.output, args.force),
         "fetch-model": lambda: _fetch_model(args.name, args.output, args.wheel, args.force),
     }
     return commands[args.command]()
@@ -99,17 +110,29 @@ def _export_openapi(output: Path) -> int:
     return 0
 
 
-def _distill_static(settings: Settings, output: Path | None, force: bool) -> int:
+def _distill_static(settings: Settings, model: str, output: Path | None, force: bool) -> int:
+    """``model``'s table into ``output`` (default: the setting's folder, else where the
+    service reads it); MiniLM's needs torch, bge-small's its ONNX files."""
     from tool_selector.embeddings import distill  # noqa: PLC0415
+    from tool_selector.embeddings.factory import second_folder  # noqa: PLC0415
+    from tool_selector.embeddings.models import MODELS  # noqa: PLC0415
     from tool_selector.embeddings.static import default_static_path  # noqa: PLC0415
 
-    folder = output or Path(settings.static_model_path or default_static_path())
-    if not force and distill.is_current(folder):
+    first = model == MINILM.name
+    setting = settings.static_model_path if first else settings.second_static_model_path
+    folder = output or Path(setting or default_static_path(model))
+    weights = None if first else distill.onnx_weights(MODELS[model])
+    if not force and distill.is_current(folder, model, weights):
         print(f"{folder}: up to date (--force rebuilds)")
         return 0
     try:
-        manifest = distill.distill(folder)
-    except MissingDependencyError as exc:  # torch: the offline extra's, not the runtime's
+        if first:
+            manifest = distill.distill(folder)
+        else:
+            manifest = distill.distill_onnx(
+                folder, MODELS[model], second_folder(settings, MODELS[model])
+            )
+    except (MissingDependencyError, ConfigError) as exc:  # torch, or the model's files
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {folder}: {manifest['id']} in {manifest['build_seconds']} s")

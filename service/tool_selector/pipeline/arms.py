@@ -10,7 +10,8 @@ own added (``Arm.read``):
   cosines of the pattern as sent, blended with the English model's cosines of its gloss;
 - ``DenseArm``: the ensemble's cosines once every part has the catalog's vectors, else its
   first model's alone while the others embed it (``partial``);
-- ``StaticArm``: the static table's cosines while no model has the catalog's vectors;
+- ``StaticArm``: the static tables' cosines (each against its model's query vector) while
+  no model has the catalog's vectors;
 - ``LearnedArm`` (``pipeline.learned``): what the scope's model called after near searches;
 - ``StepsArm``: each step's BM25 scores and cosines (``ranking.steps``).
 
@@ -170,11 +171,15 @@ def _first_cosines(
 
 @dataclass(frozen=True, slots=True)
 class StaticArm:
-    """Cosines from the static table, fused with the cold path's rules, while no model has
+    """Cosines from the static tables, fused with the cold path's rules, while no model has
     the catalog's vectors. Its matrix is built on first use (milliseconds) and kept on the
-    entry; never cached by text (recomputing is as cheap as a lookup). The query is the
-    first model's vector when it shares the table's space (the static rows are that model's
-    own outputs: ``Rules.cross``), else the table's own (``Rules.static``)."""
+    entry; never cached by text (recomputing is as cheap as a lookup). Each table's rows are
+    its model's own outputs, so each is read against that model's query vector
+    (``Rules.cross``; ``paired``): with both tables and both models, the mean of the two
+    cosines (the ``Ensemble`` of the tables against the models' joined query vector, the
+    one the dense arm reads, from the same query cache), the relevance bar on MiniLM's
+    half as on the dense arm; else MiniLM's table alone; with no model that shares a table's
+    space, the first table's own query vector (``Rules.static``)."""
 
     sources: Sources
 
@@ -184,22 +189,45 @@ class StaticArm:
         if columns.cosines or static is None or not len(entry.catalog):
             return columns
         with timed(request.timings, "static"):
-            matrix = entry.matrix(static.model_id)
+            tables, models = paired(Ensemble.of(static), src.models.encoders)
+            matrix = entry.matrix(tables.model_id)
             if matrix is None:
-                matrix = static_matrix(static, entry.catalog.texts)
-                entry.set_matrix(static.model_id, matrix)
-            encoders = src.models.encoders
-            encoder = None if encoders is None else encoders.primary
-            read_by: tuple[Encoder, ...]
-            if encoder is not None and encoder.dim == static.dim:
-                params, read_by = src.rules.cross, (static, encoder)
+                matrix = static_matrix(tables, entry.catalog.texts)
+                entry.set_matrix(tables.model_id, matrix)
+            if models is None:
+                encoder, params = tables.primary, src.rules.static
+                qvec, cached = src.queries.one(encoder, request.pattern.words)
             else:
-                encoder, params, read_by = static, src.rules.static, (static,)
-            qvec, cached = src.queries.one(encoder, request.pattern.words)
+                encoder, params = models, src.rules.cross
+                qvec, cached = src.queries.vector(models, request.pattern.words)
             scores = cosine_scores(qvec, matrix)
+            bar = None
+            if models is not None and models.several:
+                bar = cosine_scores(models.first(qvec), tables.first(matrix))
+        read_by = tables.parts + (() if models is None else models.parts)
         made = Provenance("static", read_by, "none")
-        answer = Cosines(scores, params, "static", matrix, encoder, made, cached)
+        answer = Cosines(scores, params, "static", matrix, encoder, made, cached, bar)
         return replace(columns, cosines=answer)
+
+
+def paired(tables: Ensemble, models: Ensemble | None) -> tuple[Ensemble, Ensemble | None]:
+    """The static tables the arm reads and the models whose query vectors read them: each
+    table with the model in the same place while their dimensions agree (MiniLM's table with
+    MiniLM, bge-small's with bge-small); the first table alone and no model when the first
+    model's dimension is not the table's (or no model is loaded): then the table's own query.
+    """
+    if models is None:
+        return Ensemble.of(tables.primary), None
+    n = 0
+    for table, model in zip(tables.parts, models.parts, strict=False):
+        if table.dim != model.dim:
+            break
+        n += 1
+    if n == 0:
+        return Ensemble.of(tables.primary), None
+    if n == len(tables.parts) == len(models.parts):
+        return tables, models
+    return Ensemble(tables.parts[:n]), Ensemble(models.parts[:n])
 
 
 @dataclass(frozen=True, slots=True)

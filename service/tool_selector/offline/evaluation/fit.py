@@ -44,7 +44,7 @@ import numpy.typing as npt
 from scipy.optimize import minimize  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.cache import MemoryCache
-from tool_selector.embeddings.encoder import Encoder, encode_query
+from tool_selector.embeddings.encoder import Encoder, encode_query, primary_of
 from tool_selector.embeddings.static import static_matrix
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
@@ -54,6 +54,7 @@ from tool_selector.offline.evaluation.dataset import (
     load_dataset,
     pick_queries,
 )
+from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
@@ -147,14 +148,19 @@ def dataset_blocks(
 ) -> list[Block]:
     """The training blocks of one set: its ``split`` queries with gold tools, by category.
 
-    With ``static``, the tools' vectors are the static table's (the cold path's cosines),
-    and with ``static_queries`` too the queries' (the path while the model loads)."""
+    With ``static``, the tools' vectors are the static table's (the cold path's cosines;
+    the models never embed the catalog), and with ``static_queries`` too the queries' (the
+    path while the model loads). ``static`` an ensemble of tables (``static_from_settings``
+    with the second encoder on) is read against the selector's ensemble of models, as the
+    cold path reads it (``arms.StaticArm``)."""
     if selector.encoder is None:
         raise ValueError("fitting needs an encoder")
     queries = pick_queries([q for q in data.queries if q.gold], split, limit)
-    catalog, matrix = selector.embedded(list(data.tools))
-    if static is not None and len(catalog):
-        matrix = static_matrix(static, catalog.texts)
+    if static is None:
+        catalog, matrix = selector.embedded(list(data.tools))
+    else:
+        catalog = selector.entry(ToolSource.of(list(data.tools))).entry.catalog
+        matrix = static_matrix(static, catalog.texts) if len(catalog) else None
     if matrix is None or not queries:
         return []
     by = static if static is not None and static_queries else selector.encoder
@@ -342,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     selector, base = model_selector(), ARMS[args.arm]
     static = None if args.arm == "model" else _static()
+    if static is not None and args.arm == "static":
+        static = primary_of(static)  # while the models load: MiniLM's table alone
     blocks: list[Block] = []
     for name in args.datasets:
         t0 = time.perf_counter()
