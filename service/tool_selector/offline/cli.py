@@ -35,18 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
     export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
     sub.add_parser("settings", help="print every setting as a markdown table")
-    distill = sub.add_parser(
-        "distill-static", help="build an encoder's static embedding table (default: MiniLM's)"
-    )
-    distill.add_argument(
-        "--model",
-        choices=STATIC_MODELS,
-        default=STATIC_MODELS[0],
-        help="whose table: all-MiniLM-L6-v2 from the bundled full-precision model (the "
-        "offline extra), bge-small-en-v1.5 from its ONNX files (onnxruntime only)",
-    )
-    distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
-    distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    _add_distill_static(sub)
     _add_fetch_model(sub)
     add_probe_command(sub)
     _add_shadow_compare(sub)
@@ -160,6 +149,21 @@ def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
         print(f"tool-selector: {exc}", file=sys.stderr)
         return 2
     return serve(settings, settings.host, port, options)
+
+
+def _add_distill_static(sub: Any) -> None:
+    distill = sub.add_parser(
+        "distill-static", help="build an encoder's static embedding table (default: MiniLM's)"
+    )
+    distill.add_argument(
+        "--model",
+        choices=STATIC_MODELS,
+        default=STATIC_MODELS[0],
+        help="whose table: all-MiniLM-L6-v2 from the bundled full-precision model (the "
+        "offline extra), bge-small-en-v1.5 from its ONNX files (onnxruntime only)",
+    )
+    distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
+    distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
 
 
 def _add_fetch_model(sub: Any) -> None:
