@@ -54,7 +54,7 @@ def second_static_table() -> Path:
         os.environ.get("TOOL_SELECTOR_SECOND_STATIC_MODEL_PATH")
         or default_static_path(BGE_SMALL.name)
     )
-    if not distill.is_current(folder, BGE_SMALL.name, distill.onnx_weights(BGE_SMALL)):
+    if not distill.is_current(folder, BGE_SMALL.name, BGE_SMALL.weights_digest):
         distill.distill_onnx(folder, BGE_SMALL)
     return folder
 

@@ -107,4 +107,4 @@ def test_the_second_static_table_builds_without_torch(
     for name in OFFLINE_ONLY:
         monkeypatch.setitem(sys.modules, name.replace("-", "_"), None)
     distill.distill_onnx(tmp_path, BGE_SMALL, vocabulary=8)
-    assert distill.is_current(tmp_path, BGE_SMALL.name, distill.onnx_weights(BGE_SMALL))
+    assert distill.is_current(tmp_path, BGE_SMALL.name, BGE_SMALL.weights_digest)

@@ -54,7 +54,7 @@ def test_each_row_is_the_three_positions_mean_centred(built: tuple[Path, Path]) 
 
 
 def test_it_is_current_for_its_model_and_weights_only(built: tuple[Path, Path]) -> None:
-    assert distill.is_current(built[0], BGE_SMALL.name, distill.onnx_weights(BGE_SMALL))
+    assert distill.is_current(built[0], BGE_SMALL.name, BGE_SMALL.weights_digest)
     assert not distill.is_current(built[0], MINILM.name)
     assert not distill.is_current(built[0], BGE_SMALL.name, "0" * 16)
 

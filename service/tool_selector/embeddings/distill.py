@@ -114,7 +114,7 @@ def distill_onnx(
         ids = range(start, min(start + _BATCH, size))
         rows[start : start + len(ids)] = encoder.states([[cls_id, i, sep_id] for i in ids]).mean(1)
     seconds = time.perf_counter() - started
-    manifest = _write(
+    return _write(
         output,
         model=model.name,
         source=model.model_id,
@@ -122,10 +122,8 @@ def distill_onnx(
         rows=rows,
         seconds=seconds,
         sif=ONNX_SIF_COEFFICIENT,
+        weights=model.weights_digest,
     )
-    manifest["weights"] = onnx_weights(model)
-    (output / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
 
 
 def is_current(folder: Path, model: str = MINILM.name, weights: str | None = None) -> bool:
@@ -141,11 +139,6 @@ def is_current(folder: Path, model: str = MINILM.name, weights: str | None = Non
         and (weights is None or manifest.get("weights") == weights)
         and (folder / "vectors.npy").is_file()
     )
-
-
-def onnx_weights(model: OnnxModel) -> str:
-    """The digest of an ONNX row's weights its table's manifest names (``is_current``)."""
-    return model.files["model.onnx"][1][:16]
 
 
 def sif_weights(size: int, coefficient: float = SIF_COEFFICIENT) -> np.ndarray[Any, Any]:
@@ -164,10 +157,12 @@ def _write(
     rows: np.ndarray[Any, Any],
     seconds: float,
     sif: float = SIF_COEFFICIENT,
+    weights: str | None = None,
 ) -> dict[str, Any]:
     """The table of ``model`` (its name starts the id) into ``output``; ``source``: what its
-    rows were read from; ``sif``: its weights' coefficient. The id's digest is the stored
-    rows' (the weights follow from the recipe: ``RECIPE_VERSION``)."""
+    rows were read from; ``sif``: its weights' coefficient; ``weights``: the digest of the
+    ONNX weights it was distilled from (``is_current``), when it was. The id's digest is the
+    stored rows' (the weights follow from the recipe: ``RECIPE_VERSION``)."""
     output.mkdir(parents=True, exist_ok=True)
     table = (rows - rows.mean(axis=0)).astype(np.float16)
     np.save(output / "vectors.npy", table)
@@ -182,6 +177,7 @@ def _write(
         "dim": int(rows.shape[1]),
         "sif": sif,
         "build_seconds": round(seconds, 1),
+        **({} if weights is None else {"weights": weights}),
     }
     (output / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

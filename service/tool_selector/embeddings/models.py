@@ -43,6 +43,12 @@ class OnnxModel:
     licence: str
     derived: dict[str, tuple[str, str]] = field(default_factory=dict)
 
+    @property
+    def weights_digest(self) -> str:
+        """The first 16 hex digits of ``model.onnx``'s sha256: what a search's log names as
+        the weights that ranked it, and what a static table distilled from the row records."""
+        return self.files["model.onnx"][1][:16]
+
     def path(self, folder: Path, name: str) -> Path:
         """Where file ``name`` of the row is under ``folder`` (``default_model_dir``'s)."""
         return folder / name

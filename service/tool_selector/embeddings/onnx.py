@@ -102,7 +102,7 @@ class OnnxEncoder:
             pooling=model.pooling,
             query_prefix=model.query_prefix,
             max_tokens=model.max_tokens,
-            digest=model.files["model.onnx"][1][:16],  # checked just above
+            digest=model.weights_digest,  # its file checked just above
         )
 
     def encode(self, texts: Sequence[str]) -> FloatArray:

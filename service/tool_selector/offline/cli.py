@@ -110,7 +110,7 @@ def _distill_static(settings: Settings, model: str, output: Path | None, force: 
     first = model == MINILM.name
     setting = settings.static_model_path if first else settings.second_static_model_path
     folder = output or Path(setting or default_static_path(model))
-    weights = None if first else distill.onnx_weights(MODELS[model])
+    weights = None if first else MODELS[model].weights_digest
     if not force and distill.is_current(folder, model, weights):
         print(f"{folder}: up to date (--force rebuilds)")
         return 0
