@@ -149,7 +149,7 @@ class DenseArm:
             spans = request.pattern.spans if _in_context(src.rules) else ()
             qvec, cached = src.queries.vector(encoders, request.pattern.words, spans)
             scores = cosine_scores(qvec, tools.matrix)
-            bar = _first_cosines(encoders, qvec, found.entry, tools.matrix)
+            bar = _first_cosines(encoders, qvec, encoders, found.entry, tools.matrix)
         made = Provenance("dense", encoders.parts, embedded)
         answer = Cosines(
             scores, src.rules.hybrid, "hybrid", tools.matrix, encoders, made, cached, bar
@@ -158,15 +158,21 @@ class DenseArm:
 
 
 def _first_cosines(
-    encoders: Ensemble, qvec: FloatArray, entry: CatalogEntry, joined: FloatArray
+    models: Ensemble,
+    qvec: FloatArray,
+    tools: Ensemble,
+    entry: CatalogEntry,
+    joined: FloatArray,
 ) -> FloatArray | None:
     """The first model's cosines inside a mean's answer (the relevance bar's floors are its):
-    against its own matrix, kept on the entry beside the joined one (slicing the joined
-    matrix copied 4,000 x 384 floats a request); ``None`` for a single model."""
-    if not encoders.several:
+    the first part of ``models``' query vector against the first part of ``tools``' matrix
+    (the models' own on the dense arm, the static tables on the cold path), the one kept on
+    the entry when there is one (slicing the joined matrix copied 4,000 x 384 floats a
+    request); ``None`` for a single model."""
+    if not models.several:
         return None
-    own = entry.matrix(encoders.primary.model_id)
-    return cosine_scores(encoders.first(qvec), encoders.first(joined) if own is None else own)
+    own = entry.matrix(tools.primary.model_id)
+    return cosine_scores(models.first(qvec), tools.first(joined) if own is None else own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +207,7 @@ class StaticArm:
                 encoder, params = models, src.rules.cross
                 qvec, cached = src.queries.vector(models, request.pattern.words)
             scores = cosine_scores(qvec, matrix)
-            bar = None
-            if models is not None and models.several:
-                bar = cosine_scores(models.first(qvec), tables.first(matrix))
+            bar = None if models is None else _first_cosines(models, qvec, tables, entry, matrix)
         read_by = tables.parts + (() if models is None else models.parts)
         made = Provenance("static", read_by, "none")
         answer = Cosines(scores, params, "static", matrix, encoder, made, cached, bar)
