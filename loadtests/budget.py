@@ -43,6 +43,7 @@ from loadtests import workload
 from loadtests.bench import _start
 from loadtests.coldstart import as_tool
 from loadtests.second_encoder import p, rss_mb
+from loadtests.second_encoder import timed as each_timed
 
 SEARCH = "/v1/tool-discovery/search"
 HEADERS = {"content-type": "application/json"}
@@ -101,11 +102,7 @@ def _s(seconds: float | None) -> str:
 
 def timed(client: httpx.Client, url: str, label: str, bodies: list[bytes]) -> str:
     """One row: p50 / p99 ms of ``bodies`` sent one at a time, and the paths that answered."""
-    ms, paths = [], []
-    for body in bodies:
-        took, r = post(client, url, body)
-        ms.append(took)
-        paths.append(r.headers.get("x-tool-selector-ranking", "?"))
+    ms, paths = each_timed(client, url, bodies)
     answered = ", ".join(f"{k} {paths.count(k)}" for k in sorted(set(paths)))
     return f"| {label} | {len(ms)} | {statistics.median(ms):.1f} | {p(ms, 0.99):.1f} | {answered} |"
 
