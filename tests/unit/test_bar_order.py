@@ -20,13 +20,18 @@ CATALOG = build_catalog([Tool(name=n, description=f"{n} does things") for n in N
 RANKING = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4], dtype=np.float32)
 
 
-def answer(evidence: list[float], top_k: int = 5, always_keep: tuple[str, ...] = ()) -> list[str]:
+def answer(
+    evidence: list[float],
+    top_k: int = 5,
+    always_keep: tuple[str, ...] = (),
+    ranking_cosines: np.ndarray = RANKING,
+) -> list[str]:
     """The answer's names when the bar reads ``evidence`` (MiniLM's cosines) per tool."""
     ranking = rank(
         CATALOG,
         Query.parse("zzz qqq"),  # no word of any tool: the order is the cosines'
         bm25=np.zeros(len(NAMES), dtype=np.float32),
-        dense=RANKING,
+        dense=ranking_cosines,
         top_k=top_k,
         always_keep=always_keep,
         params=HYBRID,
@@ -67,7 +72,9 @@ def test_always_keep_counts_toward_the_places() -> None:
 
 
 def test_no_useful_match_stays_empty() -> None:
-    assert answer([0.05] * 6) == []
+    """Empty when neither MiniLM's cosines nor the ensemble's (the ranking's, a tenth of
+    ``RANKING``: all under ``ENSEMBLE_FLOOR``) reach the floors."""
+    assert answer([0.05] * 6, ranking_cosines=RANKING / 10) == []
 
 
 def test_a_multi_step_merge_keeps_what_the_order_rule_clears() -> None:

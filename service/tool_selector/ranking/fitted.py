@@ -55,6 +55,12 @@ LEARN_WEIGHT = 12.0
 LEARN_BELOW = 0.5
 LEARN = LearnRule()
 
+#: Where the first model finds no useful match, the ensemble's evidence (the mean of every
+#: model's cosines, plus specificity's credit) must stay under this too before the answer is
+#: empty; chosen on the dev splits between the no-match query the hybrid abstains on and
+#: the real needs it left empty (docs/quality.md, "Every encoder reads the bar").
+ENSEMBLE_FLOOR = 0.31
+
 HYBRID = FusionParams(
     **_weights("hybrid"),
     rank_k=10,
@@ -72,13 +78,24 @@ HYBRID = FusionParams(
     lexical_relevance=calibration.LEXICAL,
     learn_weight=LEARN_WEIGHT,
     learn_below=LEARN_BELOW,
+    ensemble_floor=ENSEMBLE_FLOOR,
 )
 #: Each cold arm's floors are its own (the static query's higher: its cosines run higher).
 STATIC = replace(
-    HYBRID, **_weights("static"), tool_floor=0.11, no_match_floor=0.23, relevance=calibration.STATIC
+    HYBRID,
+    **_weights("static"),
+    tool_floor=0.11,
+    no_match_floor=0.23,
+    relevance=calibration.STATIC,
+    ensemble_floor=None,
 )
 CROSS = replace(
-    HYBRID, **_weights("cross"), tool_floor=0.08, no_match_floor=0.14, relevance=calibration.CROSS
+    HYBRID,
+    **_weights("cross"),
+    tool_floor=0.08,
+    no_match_floor=0.14,
+    relevance=calibration.CROSS,
+    ensemble_floor=0.16,
 )
 #: How much of the lexical half a non-English pattern keeps (``multilingual_params_of``).
 MULTILINGUAL_LEXICAL = 0.5

@@ -41,6 +41,10 @@ Relevance bar (SPEC rule 4), on absolute evidence so it means the same in any ca
 ``specificity + name + subword``).
 The answer is "no useful match" when the pattern names no tool and no tool among the top
 ``top_k`` reaches ``no_match_floor``; else the tools reaching ``tool_floor`` are returned.
+Where an ensemble ranks and the bar reads its first model's cosines, every model reads it
+too: a pattern the first model finds nothing for is still answered when the ensemble's
+evidence reaches ``ensemble_floor`` (``ensemble_evidence``, shifted onto the first model's
+floors, then picks the tools).
 Both floors are English evidence: for a pattern read as not English, an answer the bar
 leaves empty is the first ``top_k`` tools instead (``ranker.rank``'s ``abstain``).
 """
@@ -48,7 +52,7 @@ leaves empty is the first ``top_k`` tools instead (``ranker.rank``'s ``abstain``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -71,7 +75,11 @@ class FusionParams:
     ``explained_top``: how many top BM25 tools ``explained`` reads.
     Bar: ``coverage_credit`` (specificity's share of the evidence), ``no_match_floor`` (the
     best of the top ``top_k`` must reach it), ``tool_floor`` (each returned tool must), and
-    ``lexical_floor`` for both on the lexical path.
+    ``lexical_floor`` for both on the lexical path. ``ensemble_floor`` (none: off): where the
+    bar reads the first model's cosines of an ensemble (``Signals.bar_dense``) and finds no
+    useful match, the ensemble's own evidence (every model's cosines, their mean) must stay
+    under it too (``ranker._verdicts``): a need the first model alone reads weakly is still
+    answered when the others read it.
     Calibration: ``relevance`` (and ``lexical_relevance`` on the lexical path) are the
     ``(fused score, probability)`` points ``relevance()`` interpolates, fitted on the dev
     split per ranking path.
@@ -99,6 +107,7 @@ class FusionParams:
     lexical_relevance: Calibration
     learn_weight: float
     learn_below: float
+    ensemble_floor: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +291,16 @@ def evidence(s: Signals, params: FusionParams) -> FloatArray:
         weak = 0.0 if s.subword is None else s.subword
         return np.asarray(s.specificity + s.name + weak, dtype=np.float32)
     return np.asarray(cos + params.coverage_credit * s.specificity, dtype=np.float32)
+
+
+def ensemble_evidence(s: Signals, params: FusionParams) -> FloatArray | None:
+    """``evidence`` on every model's cosines (``dense``, an ensemble's mean) where the bar
+    reads its first model's (``bar_dense``), shifted onto the first model's floors: less
+    ``ensemble_floor - no_match_floor``; ``None`` where there is no such second reading."""
+    if s.bar_dense is None or s.dense is None or params.ensemble_floor is None:
+        return None
+    shift = params.ensemble_floor - params.no_match_floor
+    return np.asarray(evidence(replace(s, bar_dense=None), params) - shift, dtype=np.float32)
 
 
 def relevance(fused: FloatArray, calibration: Calibration) -> FloatArray:

@@ -14,6 +14,7 @@ from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
+    ensemble_evidence,
     evidence,
     floors,
     fuse,
@@ -220,11 +221,19 @@ def _verdicts(
     top_k: int,
 ) -> tuple[bool, BoolArray]:
     """Whether the answer is "no useful match" (the pattern names no tool and none of the
-    tools ``_judged`` reaches the no-match floor), and each tool's per-tool floor verdict,
-    kept in ``order`` (``_in_order``)."""
-    bar, strength = floors(sig.dense is None, params), _strength(sig, params, controls)
+    tools ``_judged`` reaches the no-match floor, on the first model's evidence nor, where
+    the ranking reads an ensemble, on every model's: ``ensemble_evidence``), and each tool's
+    per-tool floor verdict on the evidence that found the match, kept in ``order``
+    (``_in_order``)."""
+    bar, strength = floors(sig.dense is None, params), _strength(evidence(sig, params), controls)
     allowed = controls.allowed
-    no_match = not named and not _reaches(strength, _judged(order, allowed, top_k, sig), bar[0])
+    judged = _judged(order, allowed, top_k, sig)
+    no_match = not named and not _reaches(strength, judged, bar[0])
+    second = ensemble_evidence(sig, params) if no_match else None
+    if second is not None:
+        second = _strength(second, controls)
+        if _reaches(second, judged, bar[0]):
+            no_match, strength = False, second
     return no_match, _in_order(strength >= bar[1], _open(order, allowed), top_k, sig)
 
 
@@ -315,10 +324,9 @@ def _base(sig: Signals, params: FusionParams, controls: Controls) -> FloatArray:
     return fused if boost is None else np.asarray(fused + boost, dtype=np.float32)
 
 
-def _strength(sig: Signals, params: FusionParams, controls: Controls) -> FloatArray:
-    """Each tool's evidence for the relevance bar: the pattern's, or the context's when
-    that is stronger (a follow-up says little; its conversation says the rest)."""
-    own = evidence(sig, params)
+def _strength(own: FloatArray, controls: Controls) -> FloatArray:
+    """Each tool's evidence for the relevance bar: the pattern's (``own``), or the context's
+    when that is stronger (a follow-up says little; its conversation says the rest)."""
     if controls.context_evidence is None:
         return own
     return np.asarray(np.maximum(own, controls.context_evidence), dtype=np.float32)
