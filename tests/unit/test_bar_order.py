@@ -73,7 +73,7 @@ def test_always_keep_counts_toward_the_places() -> None:
 
 def test_no_useful_match_stays_empty() -> None:
     """Empty when neither MiniLM's cosines nor the ensemble's (the ranking's, a tenth of
-    ``RANKING``: all under ``ENSEMBLE_FLOOR``) reach the floors."""
+    ``RANKING``: all under ``HYBRID_ENSEMBLE_FLOOR``) reach the floors."""
     assert answer([0.05] * 6, ranking_cosines=RANKING / 10) == []
 
 

@@ -165,7 +165,9 @@ def rank(
     sig, allowed = replace(sig, bar_dense=bar_dense, learned=learned), controls.allowed
     fused, (exact, named), moved = _fused(catalog, query, sig, (params, controls), top_k)
     order = np.argsort(-fused, kind="stable")
-    no_match, clears = _verdicts(sig, order, named, params=params, controls=controls, top_k=top_k)
+    no_match, clears = _verdicts(
+        sig, order, named, params=params, controls=controls, top_k=top_k, abstain=abstain
+    )
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, clears.copy(), allowed)
         order = _by_steps(order, catalog, clauses, (params, controls), eligible, top_k=top_k)
@@ -219,17 +221,19 @@ def _verdicts(
     params: FusionParams,
     controls: Controls,
     top_k: int,
+    abstain: bool = True,
 ) -> tuple[bool, BoolArray]:
     """Whether the answer is "no useful match" (the pattern names no tool and none of the
     tools ``_judged`` reaches the no-match floor, on the first model's evidence nor, where
-    the ranking reads an ensemble, on every model's: ``ensemble_evidence``), and each tool's
-    per-tool floor verdict on the evidence that found the match, kept in ``order``
-    (``_in_order``)."""
+    the ranking reads an ensemble and the bar may abstain, on every model's:
+    ``ensemble_evidence``), and each tool's per-tool floor verdict on the evidence that found
+    the match, kept in ``order`` (``_in_order``). Without ``abstain`` the first model's
+    verdict stands: ``_bar`` answers its empty answer with the first ``top_k`` tools."""
     bar, strength = floors(sig.dense is None, params), _strength(evidence(sig, params), controls)
     allowed = controls.allowed
     judged = _judged(order, allowed, top_k, sig)
     no_match = not named and not _reaches(strength, judged, bar[0])
-    second = ensemble_evidence(sig, params) if no_match else None
+    second = ensemble_evidence(sig, params) if no_match and abstain else None
     if second is not None:
         second = _strength(second, controls)
         if _reaches(second, judged, bar[0]):
@@ -305,12 +309,12 @@ def _bar(
     top_k: int,
     abstain: bool,
 ) -> tuple[bool, list[int]]:
-    """Whether the answer is "no useful match" (``no_match``: the pattern names no tool and
-    none of the first ``top_k`` reaches the no-match floor; then only always_keep names), and
-    the tools of ``order`` taken in order while they clear the per-tool floor (``clears``; a
-    named tool always does; ``_clearing``). Without ``abstain`` (a pattern read as not
-    English, whose evidence the floors, set on English requests, cannot judge), an answer the
-    bar leaves empty is the first ``top_k`` tools of ``order`` instead."""
+    """Whether the answer is "no useful match" (``no_match``, ``_verdicts``: the pattern
+    names no tool and no judged tool reaches the no-match floor; then only always_keep
+    names), and the tools of ``order`` taken in order while they clear the per-tool floor
+    (``clears``; a named tool always does; ``_clearing``). Without ``abstain`` (a pattern
+    read as not English, whose evidence the floors, set on English requests, cannot judge),
+    an answer the bar leaves empty is the first ``top_k`` tools of ``order`` instead."""
     ranked_in = [] if no_match else _clearing(order, clears, named, kept)
     if ranked_in or abstain:
         return no_match, ranked_in
