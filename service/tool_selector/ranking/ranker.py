@@ -165,9 +165,7 @@ def rank(
     sig, allowed = replace(sig, bar_dense=bar_dense, learned=learned), controls.allowed
     fused, (exact, named), moved = _fused(catalog, query, sig, (params, controls), top_k)
     order = np.argsort(-fused, kind="stable")
-    no_match, clears = _verdicts(
-        sig, order, named, params=params, controls=controls, top_k=top_k, abstain=abstain
-    )
+    no_match, clears = _verdicts(sig, order, named, (params, controls), top_k, abstain=abstain)
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, clears.copy(), allowed)
         order = _by_steps(order, catalog, clauses, (params, controls), eligible, top_k=top_k)
@@ -217,10 +215,9 @@ def _verdicts(
     sig: Signals,
     order: npt.NDArray[np.intp],
     named: set[int],
-    *,
-    params: FusionParams,
-    controls: Controls,
+    fusion: tuple[FusionParams, Controls],
     top_k: int,
+    *,
     abstain: bool = True,
 ) -> tuple[bool, BoolArray]:
     """Whether the answer is "no useful match" (the pattern names no tool and none of the
@@ -229,6 +226,7 @@ def _verdicts(
     ``ensemble_evidence``), and each tool's per-tool floor verdict on the evidence that found
     the match, kept in ``order`` (``_in_order``). Without ``abstain`` the first model's
     verdict stands: ``_bar`` answers its empty answer with the first ``top_k`` tools."""
+    params, controls = fusion
     bar, strength = floors(sig.dense is None, params), _strength(evidence(sig, params), controls)
     allowed = controls.allowed
     judged = _judged(order, allowed, top_k, sig)
