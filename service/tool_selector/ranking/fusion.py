@@ -40,7 +40,8 @@ Relevance bar (SPEC rule 4), on absolute evidence so it means the same in any ca
 ``evidence = cos + coverage_credit * specificity`` (lexical path:
 ``specificity + name + subword``).
 The answer is "no useful match" when the pattern names no tool and no tool among the top
-``top_k`` reaches ``no_match_floor``; else the tools reaching ``tool_floor`` are returned.
+``top_k`` (every tool, where the bar reads other cosines than the ranking: ``ranker._judged``)
+reaches ``no_match_floor``; else the tools reaching ``tool_floor`` are returned.
 Where an ensemble ranks and the bar reads its first model's cosines, every model reads it
 too: a pattern the first model finds nothing for is still answered when the ensemble's
 evidence reaches ``ensemble_floor`` (``ensemble_evidence``, shifted onto the first model's
