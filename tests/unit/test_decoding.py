@@ -60,7 +60,7 @@ class Counted:
             self.loads += 1
             return load()
 
-        tools = ToolSource(ask.tools.key, counted)
+        tools = ToolSource(ask.tools.named, counted)
         return Ask(
             ask.pattern,
             tools,
@@ -117,6 +117,26 @@ def test_the_lazy_tools_decode_like_a_full_decode() -> None:
     assert ask.tools.key is not None
     assert ask.tools.key.startswith("raw:search:")
     assert (ask.tools.load(), ask.top_k, ask.always_keep) == (request.tools, 3, ("tool_1",))
+
+
+def test_the_bytes_are_hashed_when_the_store_asks_and_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tool_selector.pipeline.decoding as decoding  # noqa: PLC0415
+
+    hashed: list[int] = []
+    sha1 = decoding.hashlib.sha1
+
+    def counted(data: bytes, **kwargs: bool) -> object:
+        hashed.append(len(data))
+        return sha1(data, **kwargs)
+
+    monkeypatch.setattr(decoding.hashlib, "sha1", counted)
+    ask = Decoder(SETTINGS).decode(body(), SEARCH_PATH)[1]
+    assert hashed == []  # a new pattern's encode starts first (``arms.encode_early``)
+    keys = {ask.tools.key, ask.tools.key}
+    outcome = Selector().select(ask)
+    assert (len(hashed), keys, outcome.catalog_key) == (1, {outcome.catalog_key}, ask.tools.key)
 
 
 def test_a_resent_list_keeps_its_duplicate_count() -> None:

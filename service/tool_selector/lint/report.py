@@ -45,7 +45,7 @@ def lint(
     started = time.perf_counter()
     found = selector.entry(source)
     texts = found.entry.catalog.texts
-    keyed = ToolSource(found.key, source.load)
+    keyed = ToolSource.keyed(found.key, source.load)
     answered, paths = probes.answer(selector, keyed, found.entry.catalog,
                                     probes.probes_of(texts), top_k=top_k, every=every)  # fmt: skip
     words = vocabulary(texts)

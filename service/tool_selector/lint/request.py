@@ -82,4 +82,4 @@ def _source(head: _Head, decoder: Decoder, selector: Selector) -> ToolSource:
     def evicted() -> list[Tool]:
         raise NotFound("unknown_catalog", f"catalog {key!r} was evicted; send its `tools`")
 
-    return ToolSource(key, evicted)
+    return ToolSource.keyed(key, evicted)

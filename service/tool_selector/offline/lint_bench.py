@@ -192,7 +192,7 @@ def _with(
     selector = Selector(encoder=encoder, catalogs=CatalogStore(100_000),
                         queries=BoundedLRU(50_000), embed_deadline=math.inf)  # fmt: skip
     found = selector.entry(ToolSource.of(tools))
-    source, catalog = ToolSource(found.key, lambda: tools), found.entry.catalog
+    source, catalog = ToolSource.keyed(found.key, lambda: tools), found.entry.catalog
     answered, _ = probes.answer(selector, source, catalog, probes.probes_of(catalog.texts),
                                 top_k=5, every=True)  # fmt: skip
     findings = probes.unreachable(catalog.texts, answered, vocabulary(catalog.texts))

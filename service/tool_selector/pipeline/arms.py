@@ -39,6 +39,7 @@ from tool_selector.pipeline.columns import (
     Cosines,
     Embedded,
     Provenance,
+    ReadPattern,
     Sources,
     timed,
 )
@@ -303,6 +304,17 @@ def arm_table(sources: Sources) -> tuple[Arm, ...]:
         LearnedArm(sources),
         StepsArm(sources),
     )
+
+
+def encode_early(sources: Sources, pattern: ReadPattern) -> None:
+    """Start the query encode of the models after the first on the helper thread before the
+    catalog is looked up (``QueryVectors.early``), with the words and clauses the dense arm
+    reads; not for a pattern the multilingual arm may answer (the dense arm may not read it)."""
+    encoders = sources.models.encoders
+    if encoders is None or (pattern.foreign and sources.models.multilingual is not None):
+        return
+    spans = pattern.spans if _in_context(sources.rules) else ()
+    sources.queries.early(encoders, pattern.words, spans)
 
 
 def read_columns(arms: tuple[Arm, ...], request: ArmRequest, params: FusionParams) -> Columns:

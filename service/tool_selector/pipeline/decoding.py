@@ -35,7 +35,7 @@ the earlier one being checked.
 from __future__ import annotations
 
 import hashlib
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import msgspec
@@ -103,15 +103,11 @@ class Decoder:
         contract, head = decode_text(partial(_head, path=path), body, (BadRequest,))
         _check_head(head, self._settings, contract)
         raw: msgspec.Raw = head.tools
-        key = None
-        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
-            # sha1: fast in hardware; only a second preimage of someone's catalog could mislead
-            key = f"raw:{contract.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
         sent: str = contract.read(head, "pattern")
         pattern, kind = self._pattern(sent)
         ask = Ask(
             pattern=pattern,
-            tools=ToolSource(key, partial(self._tools, contract, raw)),
+            tools=self._source(contract, raw),
             top_k=contract.read(head, "top_k"),
             always_keep=tuple(contract.read(head, "always_keep") or ()),
             explain=contract.read(head, "explain", False),
@@ -139,10 +135,14 @@ class Decoder:
     def tool_source(self, raw: msgspec.Raw) -> ToolSource:
         """Raw ``tools`` bytes of the search contract as a ``ToolSource``, named as a search
         request's identical bytes are (so the catalog report finds the same catalog)."""
-        key = None
-        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
-            key = f"raw:{SEARCH.name}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
-        return ToolSource(key, partial(self._tools, SEARCH, raw))
+        return self._source(SEARCH, raw)
+
+    def _source(self, contract: Contract, raw: msgspec.Raw) -> ToolSource:
+        """``raw`` as a ``ToolSource`` named by its bytes' hash (worked out once, when the
+        catalog store first asks: ``ToolSource.named``), or unnamed when small or off."""
+        named = self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES
+        key = cache(partial(_raw_key, contract.name, raw)) if named else _unnamed
+        return ToolSource(key, partial(self._tools, contract, raw))
 
     def _tools(self, contract: Contract, raw: msgspec.Raw) -> list[Tool]:
         """The raw tool bytes decoded, as the pipeline's ``Tool``, within the limits."""
@@ -153,6 +153,16 @@ class Decoder:
         tools = sent if contract.to_tool is None else [contract.to_tool(t) for t in sent]
         _check_tools(tools, self._settings)
         return tools
+
+
+def _raw_key(contract: str, raw: msgspec.Raw) -> str:
+    """The catalog store's name of a tool list by its bytes (sha1: fast in hardware; only a
+    second preimage of someone's catalog could mislead)."""
+    return f"raw:{contract}:{hashlib.sha1(raw, usedforsecurity=False).hexdigest()}"
+
+
+def _unnamed() -> None:
+    return None
 
 
 def _head(body: bytes, path: str) -> tuple[Contract, Any]:

@@ -1,8 +1,9 @@
 """The one ``select``, shared by the endpoint and ``tool-selector eval``.
 
-``Ask`` -> the catalog entry, found once (``tool_vectors``: the catalog reused, or its tools
-decoded, deduplicated and built) -> the pattern read once (its gloss, its steps) -> the arms'
-columns (``arms``: BM25, then the cosines of the first dense arm that can answer -
+``Ask`` -> the pattern read once (its gloss, its steps; a new pattern's second model starts
+encoding it on the helper thread: ``arms.encode_early``) -> the catalog entry, found once
+(``tool_vectors``: the catalog reused, or its tools decoded, deduplicated and built) -> the
+arms' columns (``arms``: BM25, then the cosines of the first dense arm that can answer -
 multilingual, the ensemble, the static table - then the steps) -> the caller's controls
 (``controls``) -> fusion and the rules of a good answer (``ranking.ranker.rank``: named
 tools, the relevance bar, the budget) -> the ranked names, with what ranked them
@@ -19,7 +20,7 @@ from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.learning.learner import Learner
 from tool_selector.lru import BoundedLRU
-from tool_selector.pipeline.arms import arm_table, read_columns
+from tool_selector.pipeline.arms import arm_table, encode_early, read_columns
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore, Found
 from tool_selector.pipeline.columns import (
@@ -123,18 +124,19 @@ class Selector:
         )
         self.query_vectors = QueryVectors(self.queries)
         self.learning = learning
-        sources = Sources(self, self.vectors, self.query_vectors, self.rules)
-        self.arms: tuple[Arm, ...] = arm_table(sources)
+        self.sources = Sources(self, self.vectors, self.query_vectors, self.rules)
+        self.arms: tuple[Arm, ...] = arm_table(self.sources)
 
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools per SPEC.md rules 1-5 (a ``SearchRequest`` as ``Ask.of`` it)."""
         ask = request if isinstance(request, Ask) else Ask.of(request)
         started, timings = time.perf_counter(), dict[str, float]()
-        with timed(timings, "catalog"):
-            found = self.entry(ask.tools)
         with timed(timings, "lexical"):
             gloss = self.multilingual is not None
             pattern = read_pattern(ask.pattern, self.rules, self.glossary, gloss)
+        encode_early(self.sources, pattern)  # a new pattern's second model, while we look up
+        with timed(timings, "catalog"):
+            found = self.entry(ask.tools)
         asked = ArmRequest(found, pattern, started, timings, ask.scope)
         columns = read_columns(self.arms, asked, self.rules.hybrid)
         with timed(timings, "fuse"):

@@ -1,0 +1,158 @@
+"""A new pattern's second model starts encoding before the catalog is looked up (issue W).
+
+``QueryVectors.early`` (``arms.encode_early``, called by ``Selector.select`` as soon as the
+pattern is read) puts the models after the first on the helper thread, so the raw bytes'
+hash, the catalog lookup and BM25 run beside it; the dense arm then takes that vector
+instead of encoding the pattern again. Fake encoders: what is asserted is the order of the
+work, which thread did it, and that every vector and answer is the one ``one`` gives.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from tests.fakes import HashingEncoder, TranslatingEncoder
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.encoder import Ensemble, encode_query
+from tool_selector.lru import BoundedLRU
+from tool_selector.pipeline.ask import Ask, ToolSource
+from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.glossary import Glossary
+from tool_selector_client.wire import SearchRequest, Tool
+
+TOOLS = [
+    Tool(name="send_message", description="Post a message to a Slack channel"),
+    Tool(name="read_file", description="Read a file from the local disk"),
+    Tool(name="get_weather", description="Current weather and forecast for a city"),
+]
+WAIT = 5.0
+
+
+class Second(HashingEncoder):
+    """The ensemble's second model: records which thread encoded which text, says when it
+    starts (``started``), may hold a text until ``gate`` is set, and may fail on one."""
+
+    model_id = "test/second-model"
+
+    def __init__(self, held: str = "", fails: str = "") -> None:
+        super().__init__()
+        self.held, self.fails = held, fails
+        self.started, self.gate = threading.Event(), threading.Event()
+        self.seen: list[tuple[str, str]] = []
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        self.seen += [(t, threading.current_thread().name) for t in texts]
+        self.started.set()
+        if self.held in texts:
+            assert self.gate.wait(WAIT)
+        if self.fails in texts:
+            raise RuntimeError("the second model failed")
+        return super().encode(texts)
+
+
+def selector(second: Second, **extra: object) -> Selector:
+    both = Ensemble((HashingEncoder(), second))
+    return Selector(
+        encoder=both,
+        cache=MemoryCache(1 << 20),
+        queries=BoundedLRU(100),
+        embed_deadline=math.inf,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def looked_up_after(second: Second, pattern: str) -> Ask:
+    """An ``Ask`` whose catalog name, when first asked for, waits until ``second`` has
+    started (at most ``WAIT`` seconds): ``began`` records whether it had."""
+
+    def named() -> str | None:
+        if not began:
+            began.append(second.started.wait(WAIT))
+        return None
+
+    began: list[bool] = []
+    ask = Ask(pattern, ToolSource(named, lambda: TOOLS))
+    looked_up_after.began = began  # type: ignore[attr-defined]
+    return ask
+
+
+def test_the_second_model_starts_before_the_catalog_is_looked_up() -> None:
+    second = Second()
+    outcome = selector(second).select(looked_up_after(second, "post to slack"))
+    assert looked_up_after.began == [True]  # type: ignore[attr-defined]
+    assert outcome.path == "hybrid"
+    text, thread = second.seen[0]  # before the tools' texts: the catalog was not found yet
+    assert (text, thread.startswith("query-encode")) == ("post to slack", True)
+
+
+def test_each_model_reads_a_new_pattern_once_and_the_vector_is_its_own() -> None:
+    second = Second()
+    chosen = selector(second)
+    first = chosen.select(SearchRequest(pattern="post to slack", tools=TOOLS))
+    again = chosen.select(SearchRequest(pattern="post to slack", tools=TOOLS))
+    assert [t for t, _ in second.seen].count("post to slack") == 1
+    assert (first.ranking, first.provenance) == (again.ranking, again.provenance)
+    both = chosen.encoders
+    assert both is not None
+    vec, cached = chosen.query_vectors.vector(both, "post to slack")
+    assert cached
+    np.testing.assert_allclose(vec, encode_query(both, ["post to slack"])[0], atol=1e-6)
+
+
+def test_the_answer_is_the_one_without_the_early_start() -> None:
+    early, late = selector(Second()), selector(Second())
+    late.query_vectors.early = lambda *_a, **_k: None  # type: ignore[method-assign]
+    for pattern in ("post to slack", "weather in Porto", "read the local file"):
+        request = SearchRequest(pattern=pattern, tools=TOOLS)
+        a, b = early.select(request), late.select(request)
+        assert (a.ranking, a.path) == (b.ranking, b.path)
+
+
+def test_nothing_starts_early_while_another_request_encodes() -> None:
+    second = Second(held="first pattern")
+    both = Ensemble((HashingEncoder(), second))
+    vectors = QueryVectors(BoundedLRU(100))
+    vectors.early(both, "first pattern")
+    assert second.started.wait(WAIT)
+    vectors.early(both, "second pattern")  # the helper is busy: not queued behind it
+    done: list[FloatArray] = []
+    reader = threading.Thread(target=lambda: done.append(vectors.vector(both, "second pattern")[0]))
+    reader.start()
+    reader.join(WAIT)
+    second.gate.set()
+    assert done, "the second pattern waited for the helper"
+    assert ("second pattern", threading.current_thread().name) not in second.seen
+    assert second.seen[-1] == ("second pattern", reader.name)
+    _, cached = vectors.vector(both, "first pattern")
+    assert not cached  # taken from the helper, encoded once
+    assert [t for t, _ in second.seen].count("first pattern") == 1
+    assert ("first pattern", reader.name) not in second.seen
+
+
+def test_a_failure_on_the_helper_reaches_the_request_and_the_next_starts_early() -> None:
+    second = Second(fails="boom")
+    chosen = selector(second)
+    with pytest.raises(RuntimeError, match="second model failed"):
+        chosen.select(SearchRequest(pattern="boom", tools=TOOLS))
+    second.started.clear()
+    chosen.select(looked_up_after(second, "post to slack"))
+    assert looked_up_after.began == [True]  # type: ignore[attr-defined]
+
+
+def test_a_pattern_the_multilingual_arm_answers_starts_nothing() -> None:
+    second = Second()
+    chosen = selector(
+        second,
+        multilingual=TranslatingEncoder({}),
+        glossary=Glossary.of([("message", ["nachricht"])]),
+    )
+    outcome = chosen.select(SearchRequest(pattern="Schick eine Nachricht an Slack", tools=TOOLS))
+    assert outcome.provenance.arm == "multilingual"
+    assert second.seen == []
