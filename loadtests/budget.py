@@ -9,7 +9,8 @@ to it), one request at a time over HTTP:
   300 tools (the agent catalog) and at 4,000 (Seal-Tools);
 - **new patterns, warm catalogs**: never-seen short agent requests at about 300 and at
   4,000 tools (each pattern sent once: no query cache helps), never-seen 300-420 character
-  Seal-Tools instructions at 4,000, and one pattern repeated at about 300, p50 / p99 ms;
+  Seal-Tools instructions at 4,000, and one pattern repeated at about 300 and at 4,000 (the
+  same body resent: its catalog, its pattern's vectors cached), p50 / p99 ms;
 - **query encodes**: in process, each model's query vector of the same new short requests
   and long instructions, one after another on one thread, and both through the selector's
   ``QueryVectors`` (the second model on its helper thread), p50 / p99 ms;
@@ -150,14 +151,9 @@ def service_rows(args: argparse.Namespace, tmp: Path) -> list[str]:
                         [workload.body(x, large) for x in long[1:]],
                     )
                 )
-                out.append(
-                    timed(
-                        client,
-                        url,
-                        f"repeated request @{n}",
-                        [workload.body(short[1], small)] * args.n_repeat,
-                    )
-                )
+                for label, tools in ((f"@{n}", small), (f"@{args.large:,}", large)):
+                    repeated = [workload.body(short[1], tools)] * args.n_repeat
+                    out.append(timed(client, url, f"repeated request {label}", repeated))
                 short, long = _renewed(short, long)
             out.append(f"| RSS at the end (MB) | - | {rss_mb(proc):.0f} | - | - |")
     finally:

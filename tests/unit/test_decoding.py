@@ -122,6 +122,16 @@ def test_the_lazy_tools_decode_like_a_full_decode() -> None:
 def test_the_bytes_are_hashed_when_the_store_asks_and_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    hashed = hashes(monkeypatch)
+    ask = Decoder(SETTINGS).decode(body(), SEARCH_PATH)[1]
+    assert hashed == []  # a new pattern's encode starts first (``arms.encode_early``)
+    keys = {ask.tools.key, ask.tools.key}
+    outcome = Selector().select(ask)
+    assert (len(hashed), keys, outcome.catalog_key) == (1, {outcome.catalog_key}, ask.tools.key)
+
+
+def hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The lengths of the tool lists the decoder hashes from now on."""
     import tool_selector.pipeline.decoding as decoding  # noqa: PLC0415
 
     hashed: list[int] = []
@@ -132,11 +142,33 @@ def test_the_bytes_are_hashed_when_the_store_asks_and_once(
         return sha1(data, **kwargs)
 
     monkeypatch.setattr(decoding.hashlib, "sha1", counted)
-    ask = Decoder(SETTINGS).decode(body(), SEARCH_PATH)[1]
-    assert hashed == []  # a new pattern's encode starts first (``arms.encode_early``)
-    keys = {ask.tools.key, ask.tools.key}
-    outcome = Selector().select(ask)
-    assert (len(hashed), keys, outcome.catalog_key) == (1, {outcome.catalog_key}, ask.tools.key)
+    return hashed
+
+
+def test_a_list_resent_byte_for_byte_is_named_without_hashing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hashed, decoder = hashes(monkeypatch), Decoder(SETTINGS)
+    first = decoder.decode(body("thing 3"), SEARCH_PATH)[1].tools.key
+    again = decoder.decode(body("thing 7", top_k=2), SEARCH_PATH)[1].tools.key
+    assert (len(hashed), again) == (1, first)
+
+
+def test_a_list_of_the_same_length_and_ends_is_hashed_and_named_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hashed, decoder = hashes(monkeypatch), Decoder(SETTINGS)
+    middle = [*TOOLS[:30], {**TOOLS[30], "name": "tool_x0"}, *TOOLS[31:]]
+    keys = [decoder.decode(body(tools=t), SEARCH_PATH)[1].tools.key for t in (TOOLS, middle)]
+    sizes = [len(json.dumps(t).encode()) for t in (TOOLS, middle)]
+    assert (sizes[0] == sizes[1], len(hashed), keys[0] != keys[1]) == (True, 2, True)
+
+
+def test_with_no_bytes_to_keep_every_list_is_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    hashed = hashes(monkeypatch)
+    decoder = Decoder(Settings(raw_names_bytes=0))
+    keys = {decoder.decode(body(p), SEARCH_PATH)[1].tools.key for p in ("a", "b")}
+    assert (len(hashed), len(keys)) == (2, 1)
 
 
 def test_a_resent_list_keeps_its_duplicate_count() -> None:
