@@ -2,8 +2,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tool_selector.ranking.catalog import build_catalog, one_edit_apart
-from tool_selector.ranking.tokenize import name_joins, name_words, stem, subword, terms, tokenize
+from tool_selector.ranking.catalog import (
+    MIN_TYPO_CHARS,
+    Catalog,
+    build_catalog,
+    normalise_name,
+    one_edit_apart,
+)
+from tool_selector.ranking.tokenize import (
+    lexical_words,
+    name_joins,
+    name_words,
+    stem,
+    subword,
+    terms,
+    tokenize,
+)
 from tool_selector_client.wire import Tool
 
 
@@ -131,3 +145,29 @@ def _levenshtein(a: str, b: str) -> int:
 @given(st.text("abc_", max_size=7), st.text("abc_", max_size=7))
 def test_one_edit_apart_is_levenshtein_distance_one(a: str, b: str) -> None:
     assert one_edit_apart(a, b) is (_levenshtein(a, b) == 1)
+
+
+def _scanned(catalog: Catalog, pattern: str) -> tuple[int, ...]:
+    """``near_matches`` as it read every name before names were grouped by length."""
+    key = normalise_name(pattern)
+    if len(key) < MIN_TYPO_CHARS or any(c.isspace() for c in pattern.strip()):
+        return ()
+    if "_" not in key and {stem(w) for w in lexical_words(key)} <= catalog.name_words:
+        return ()
+    hits = {
+        i
+        for name, idx in catalog.by_name.items()
+        if len(name) >= MIN_TYPO_CHARS - 1 and one_edit_apart(key, name)
+        for i in idx
+    }
+    return tuple(sorted(hits))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text("abc_ ", min_size=2, max_size=9), min_size=1, max_size=12, unique=True),
+    st.text("abcA_-", min_size=3, max_size=10),
+)
+def test_near_matches_read_by_length_are_those_of_every_name(names: list[str], key: str) -> None:
+    catalog = build_catalog([Tool(name=n) for n in names if n.strip()] or [Tool(name="x")])
+    assert catalog.near_matches(key) == _scanned(catalog, key)

@@ -7,7 +7,7 @@ query, so it can be reused across requests (see ``tool_selector.pipeline.catalog
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -124,6 +124,9 @@ class Catalog:
     index: LexicalIndex
     by_name: dict[str, tuple[int, ...]] = field(repr=False)
     positions: dict[str, int] = field(repr=False)
+    #: The keys of ``by_name`` a typo may name (``MIN_TYPO_CHARS`` - 1 or longer), by length:
+    #: ``near_matches`` reads only those a character shorter, as long or a character longer.
+    typo_names: dict[int, tuple[str, ...]] = field(default_factory=dict, repr=False)
     name_words: frozenset[str] = field(default=frozenset(), repr=False)
     name_index: NameIndex = field(default_factory=lambda: NameIndex(()), repr=False)
     traits: Traits = field(default_factory=lambda: Traits.of(()), repr=False)
@@ -164,9 +167,10 @@ class Catalog:
         if "_" not in key and {stem(w) for w in lexical_words(key)} <= self.name_words:
             return ()
         hits: set[int] = set()
-        for name, idx in self.by_name.items():
-            if len(name) >= MIN_TYPO_CHARS - 1 and one_edit_apart(key, name):
-                hits.update(idx)
+        for size in (len(key) - 1, len(key), len(key) + 1):
+            for name in self.typo_names.get(size, ()):
+                if one_edit_apart(key, name):
+                    hits.update(self.by_name[name])
         return tuple(sorted(hits))
 
 
@@ -185,7 +189,16 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
         index=LexicalIndex(docs),
         by_name={k: tuple(v) for k, v in by_name.items()},
         positions={t.name: i for i, t in enumerate(texts)},
+        typo_names=_by_length(k for k in by_name if len(k) >= MIN_TYPO_CHARS - 1),
         name_words=frozenset(w for t in texts for w in t.name_tokens()),
         name_index=NameIndex([name_words(t.bare_name) for t in texts]),
         traits=Traits.of(unique_tools),
     )
+
+
+def _by_length(names: Iterable[str]) -> dict[int, tuple[str, ...]]:
+    """``names`` grouped by their length, each group in the order given."""
+    groups: dict[int, list[str]] = {}
+    for name in names:
+        groups.setdefault(len(name), []).append(name)
+    return {size: tuple(group) for size, group in groups.items()}
