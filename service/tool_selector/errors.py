@@ -121,6 +121,8 @@ _HTTP_CODES = {
 def bad_request(exc: Exception, at: str = "") -> BadRequest:
     """A decode error (one of ``DECODE_ERRORS``) as our ``BadRequest``; ``at`` names where the
     decoded bytes sit in the body (``$.tools``) when they are only part of it."""
+    if _bad_utf8(exc):
+        return BadRequest("invalid_utf8", f"body is not valid UTF-8: {_reason(exc)}")
     for kind, code, detail in _DECODE_ERRORS:
         if isinstance(exc, kind):
             return BadRequest(
@@ -141,6 +143,14 @@ def _located(message: str, at: str) -> str:
     if " - at `$" in message:
         return message.replace(" - at `$", f" - at `{at}", 1)
     return f"{message} - at `{at}`"
+
+
+def _bad_utf8(exc: Exception) -> bool:
+    """Whether ``exc`` says the bytes are not UTF-8: msgspec up to 0.22 raised
+    ``UnicodeDecodeError``, 0.23 a ``DecodeError`` ("Invalid UTF-8 encoded string")."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True
+    return type(exc) is msgspec.DecodeError and "utf-8" in str(exc).lower()
 
 
 def _reason(exc: Exception) -> str:

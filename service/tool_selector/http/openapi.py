@@ -6,6 +6,7 @@ when they drift (regenerate with ``tool-selector export-openapi``).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import msgspec
@@ -293,6 +294,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
     wire += [CompressRequest, CompressResponse, CompressErrorBody, LintRequest, LintReport]
     wire += [FeedbackRequest, Feedback]
     _, components = msgspec.json.schema_components(wire, ref_template=_REF)
+    _clean_docstrings(components)
     _apply_limits(components, settings)
     search = _search_operation("searchTools", "Pick the tools that fit a search pattern", "search")
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
@@ -375,6 +377,15 @@ def _with_search_id(paths: dict[str, Any]) -> dict[str, Any]:
                     "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
                 }
     return paths
+
+
+def _clean_docstrings(components: dict[str, Any]) -> None:
+    """Each wire type's description (its docstring) with the indentation cleaned: msgspec
+    0.23 cleans it, earlier releases kept it as written, and the document must not hang on
+    which one is installed."""
+    for schema in components.values():
+        if isinstance(schema.get("description"), str):
+            schema["description"] = inspect.cleandoc(schema["description"])
 
 
 def _apply_limits(components: dict[str, Any], settings: Settings) -> None:
