@@ -68,25 +68,24 @@ def selector(second: Second, **extra: object) -> Selector:
     )
 
 
-def looked_up_after(second: Second, pattern: str) -> Ask:
+def looked_up_after(second: Second, pattern: str, wait: float = WAIT) -> tuple[Ask, list[bool]]:
     """An ``Ask`` whose catalog name, when first asked for, waits until ``second`` has
-    started (at most ``WAIT`` seconds): ``began`` records whether it had."""
+    started (at most ``wait`` seconds), and the list that records whether it had."""
 
     def named() -> str | None:
         if not began:
-            began.append(second.started.wait(WAIT))
+            began.append(second.started.wait(wait))
         return None
 
     began: list[bool] = []
-    ask = Ask(pattern, ToolSource(named, lambda: TOOLS))
-    looked_up_after.began = began  # type: ignore[attr-defined]
-    return ask
+    return Ask(pattern, ToolSource(named, lambda: TOOLS)), began
 
 
 def test_the_second_model_starts_before_the_catalog_is_looked_up() -> None:
     second = Second()
-    outcome = selector(second).select(looked_up_after(second, "post to slack"))
-    assert looked_up_after.began == [True]  # type: ignore[attr-defined]
+    ask, began = looked_up_after(second, "post to slack")
+    outcome = selector(second).select(ask)
+    assert began == [True]
     assert outcome.path == "hybrid"
     text, thread = second.seen[0]  # before the tools' texts: the catalog was not found yet
     assert (text, thread.startswith("query-encode")) == ("post to slack", True)
@@ -108,8 +107,9 @@ def test_each_model_reads_a_new_pattern_once_and_the_vector_is_its_own() -> None
 
 def test_the_answer_is_the_one_without_the_early_start() -> None:
     early, late = selector(Second()), selector(Second())
-    late.query_vectors.early = lambda *_a, **_k: None  # type: ignore[method-assign]
-    for pattern in ("post to slack", "weather in Porto", "read the local file"):
+    late.query_vectors.early = lambda *_a, **_k: {}  # type: ignore[method-assign]
+    steps = "read the local file with the forecast, then post the weather to the Slack channel"
+    for pattern in ("post to slack", "weather in Porto", "read the local file", steps):
         request = SearchRequest(pattern=pattern, tools=TOOLS)
         a, b = early.select(request), late.select(request)
         assert (a.ranking, a.path) == (b.ranking, b.path)
@@ -119,21 +119,62 @@ def test_nothing_starts_early_while_another_request_encodes() -> None:
     second = Second(held="first pattern")
     both = Ensemble((HashingEncoder(), second))
     vectors = QueryVectors(BoundedLRU(100))
-    vectors.early(both, "first pattern")
+    ahead = vectors.early(both, "first pattern")
     assert second.started.wait(WAIT)
-    vectors.early(both, "second pattern")  # the helper is busy: not queued behind it
+    assert vectors.early(both, "second pattern") == {}  # the helper is busy: not queued
     done: list[FloatArray] = []
     reader = threading.Thread(target=lambda: done.append(vectors.vector(both, "second pattern")[0]))
     reader.start()
     reader.join(WAIT)
     second.gate.set()
     assert done, "the second pattern waited for the helper"
-    assert ("second pattern", threading.current_thread().name) not in second.seen
     assert second.seen[-1] == ("second pattern", reader.name)
-    _, cached = vectors.vector(both, "first pattern")
+    _, cached = vectors.vector(both, "first pattern", ahead=ahead)
     assert not cached  # taken from the helper, encoded once
     assert [t for t, _ in second.seen].count("first pattern") == 1
-    assert ("first pattern", reader.name) not in second.seen
+    assert ahead == {}  # taken: nothing is left behind
+
+
+def test_the_helper_is_free_once_a_request_has_its_early_vector() -> None:
+    both = Ensemble((HashingEncoder(), Second()))
+    vectors = QueryVectors(BoundedLRU(100))
+    for n in range(50):  # the helper settles before the request it wakes goes on
+        ahead = vectors.early(both, f"pattern {n}")
+        assert len(ahead) == 1
+        vectors.vector(both, f"pattern {n}", ahead=ahead)
+
+
+def test_an_early_vector_is_its_request_s_own() -> None:
+    second = Second()
+    both = Ensemble((HashingEncoder(), second))
+    vectors = QueryVectors(BoundedLRU(100))
+    ahead = vectors.early(both, "post to slack")
+    next(iter(ahead.values())).result(WAIT)
+    assert vectors.early(both, "post to slack") == {}  # cached now: nothing to start
+    assert vectors.one(second, "post to slack")[1]  # another request: from the cache
+    assert not vectors.one(second, "post to slack", ahead=ahead)[1]  # the one it encoded
+    assert [t for t, _ in second.seen] == ["post to slack"]
+
+
+def test_a_vector_the_caller_cached_whole_starts_nothing() -> None:
+    second = Second()
+    both = Ensemble((HashingEncoder(), second))
+    cache: BoundedLRU[tuple[str, str], FloatArray] = BoundedLRU(100)
+    cache.put((both.model_id, "lint probe"), encode_query(both, ["lint probe"])[0])
+    second.seen.clear()
+    assert QueryVectors(cache).early(both, "lint probe") == {}
+    assert second.seen == []
+
+
+def test_nothing_starts_early_while_a_catalog_is_embedded() -> None:
+    second = Second()
+    chosen = selector(second)
+    job, owner = chosen.jobs.claim("a catalog being embedded")
+    assert owner
+    job.background = True
+    ask, began = looked_up_after(second, "post to slack", wait=0.5)
+    chosen.select(ask)
+    assert began == [False]  # the catalog was looked up before the second model started
 
 
 def test_a_failure_on_the_helper_reaches_the_request_and_the_next_starts_early() -> None:
@@ -142,8 +183,9 @@ def test_a_failure_on_the_helper_reaches_the_request_and_the_next_starts_early()
     with pytest.raises(RuntimeError, match="second model failed"):
         chosen.select(SearchRequest(pattern="boom", tools=TOOLS))
     second.started.clear()
-    chosen.select(looked_up_after(second, "post to slack"))
-    assert looked_up_after.began == [True]  # type: ignore[attr-defined]
+    ask, began = looked_up_after(second, "post to slack")
+    chosen.select(ask)
+    assert began == [True]
 
 
 def test_a_pattern_the_multilingual_arm_answers_starts_nothing() -> None:

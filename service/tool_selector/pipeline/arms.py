@@ -44,6 +44,7 @@ from tool_selector.pipeline.columns import (
     timed,
 )
 from tool_selector.pipeline.learned import LearnedArm
+from tool_selector.pipeline.query_vectors import Ahead
 from tool_selector.pipeline.step_vectors import clause_cosines
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fitted import Rules
@@ -148,7 +149,7 @@ class DenseArm:
             if tools.matrix is None:
                 return replace(columns, tools=tools)
             spans = request.pattern.spans if _in_context(src.rules) else ()
-            qvec, cached = src.queries.vector(encoders, request.pattern.words, spans)
+            qvec, cached = src.queries.vector(encoders, request.pattern.words, spans, request.ahead)
             scores = cosine_scores(qvec, tools.matrix)
             bar = _first_cosines(encoders, qvec, encoders, found.entry, tools.matrix)
         made = Provenance("dense", encoders.parts, embedded)
@@ -206,7 +207,7 @@ class StaticArm:
                 qvec, cached = src.queries.one(encoder, request.pattern.words)
             else:
                 encoder, params = models, src.rules.cross
-                qvec, cached = src.queries.vector(models, request.pattern.words)
+                qvec, cached = src.queries.vector(models, request.pattern.words, (), request.ahead)
             scores = cosine_scores(qvec, matrix)
             bar = None if models is None else _first_cosines(models, qvec, tables, entry, matrix)
         read_by = tables.parts + (() if models is None else models.parts)
@@ -306,15 +307,19 @@ def arm_table(sources: Sources) -> tuple[Arm, ...]:
     )
 
 
-def encode_early(sources: Sources, pattern: ReadPattern) -> None:
+def encode_early(sources: Sources, pattern: ReadPattern) -> Ahead:
     """Start the query encode of the models after the first on the helper thread before the
     catalog is looked up (``QueryVectors.early``), with the words and clauses the dense arm
-    reads; not for a pattern the multilingual arm may answer (the dense arm may not read it)."""
+    reads, and give the request their futures; none for a pattern the multilingual arm may
+    answer (the dense arm may not read it), nor while a catalog is being embedded in the
+    background (no core is free: the embedding has it)."""
     encoders = sources.models.encoders
     if encoders is None or (pattern.foreign and sources.models.multilingual is not None):
-        return
+        return {}
+    if sources.tools.jobs.depth:
+        return {}
     spans = pattern.spans if _in_context(sources.rules) else ()
-    sources.queries.early(encoders, pattern.words, spans)
+    return sources.queries.early(encoders, pattern.words, spans)
 
 
 def read_columns(arms: tuple[Arm, ...], request: ArmRequest, params: FusionParams) -> Columns:

@@ -4,8 +4,9 @@ A ``ToolSource`` is a request's tools as the decoder left them: either already d
 raw bytes named by ``key`` that are decoded (and their limits checked) only when the catalog
 store has no catalog under that key. A resent tool list, byte for byte the same, is then
 never decoded again: its catalog holds everything ranking needs. The name is worked out
-when the store first asks for it (``named``; the raw bytes' hash: 1.1 ms for 4,000 tools),
-so the selector can start a new pattern's encode first and hash while it runs.
+when the store first asks for it (``named``; the decoder's hashes the raw bytes once and
+keeps the name), so the selector can start a new pattern's encode first and name the list
+while it runs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from tool_selector_client.wire import Budget, Context, Filters, SearchRequest, T
 class ToolSource:
     """A request's tools, decoded by ``load`` only when asked.
 
-    ``key`` (given by ``named``, once: it may hash) names the list in the catalog store when
+    ``key`` (what ``named`` gives, asked each time it is read: a ``named`` that hashes
+    keeps its answer, as the decoder's does) names the list in the catalog store when
     the caller has a name for it (the hash of its raw bytes, or a fingerprint); ``None``
     makes the store fingerprint the decoded tools.
     """

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from tool_selector.embeddings.encoder import Encoder, Ensemble, weights_digest
 from tool_selector.pipeline.catalog_store import Found
-from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.pipeline.query_vectors import Ahead, QueryVectors
 from tool_selector.pipeline.tool_vectors import ToolMatrix, ToolVectors
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
@@ -179,14 +179,16 @@ class Sources:
 @dataclass(frozen=True, slots=True)
 class ArmRequest:
     """One request as the arms read it: its catalog entry, its pattern, when it started
-    (the embedding deadline counts from then), the stage timings it adds to, and whose
-    learned evidence it reads (``scope``; none: no evidence)."""
+    (the embedding deadline counts from then), the stage timings it adds to, whose
+    learned evidence it reads (``scope``; none: no evidence), and the query vectors the
+    helper is encoding ahead for it (``ahead``, ``QueryVectors.early``)."""
 
     found: Found
     pattern: ReadPattern
     started: float
     timings: dict[str, float]
     scope: str | None = None
+    ahead: Ahead = field(default_factory=dict)
 
 
 class Arm(Protocol):

@@ -163,22 +163,30 @@ class RawNames:
     """The names of recently sent tool lists, each kept with its bytes (at most ``capacity``
     bytes in all, the least recent dropped first). A proxy resends the same deferred tools
     on every model turn: a list whose length and ends match a held one and whose bytes are
-    equal to it (a copy and a compare: 0.1 ms for 4,000 tools) takes its name; any other is
-    hashed (1.1 ms). Equal bytes or a hash: never a name by a partial match."""
+    equal to it (a copy and a compare, an order cheaper than the hash: docs/performance.md)
+    takes its name; any other is hashed. Equal bytes or a hash: never a name by a partial
+    match. ``capacity`` 0 holds nothing and hashes every list."""
 
     def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
         self._held: BoundedLRU[_Probe, tuple[bytes, str]] = BoundedLRU(capacity, _weight)
 
     def name(self, contract: str, raw: msgspec.Raw) -> str:
         """``raw:<contract>:<sha1 of raw>``, from a held copy of the same bytes or hashed."""
+        if not self._capacity:
+            return _raw_name(contract, raw)
         data = bytes(raw)
         probe = (contract, len(data), data[:_ENDS], data[-_ENDS:])
         held = self._held.get(probe)
         if held is not None and held[0] == data:
             return held[1]
-        key = f"raw:{contract}:{hashlib.sha1(data, usedforsecurity=False).hexdigest()}"
+        key = _raw_name(contract, data)
         self._held.put(probe, (data, key))
         return key
+
+
+def _raw_name(contract: str, data: bytes | msgspec.Raw) -> str:
+    return f"raw:{contract}:{hashlib.sha1(data, usedforsecurity=False).hexdigest()}"
 
 
 _Probe = tuple[str, int, bytes, bytes]
@@ -186,8 +194,12 @@ _Probe = tuple[str, int, bytes, bytes]
 _ENDS = 64
 
 
+#: What a held list costs besides its bytes: its probe's two ends, its name, the map's node.
+_OVERHEAD = 512
+
+
 def _weight(held: tuple[bytes, str]) -> int:
-    return len(held[0])
+    return len(held[0]) + _OVERHEAD
 
 
 def _unnamed() -> None:

@@ -8,10 +8,11 @@ With the spans of a multi-step pattern's clauses, the same forward pass reads th
 vectors into the cache too (``step_vectors``).
 
 ``QueryVectors.early`` starts those later parts on the helper as soon as the pattern is read,
-before the selector looks its catalog up (at 4,000 tools the raw bytes' hash and the BM25
-scores take about 1.3 ms): the request's ``vector`` then encodes the first part in its own
-thread and takes the others from the helper (``one`` waits for a vector the helper is
-encoding, never encodes it twice). The vectors are the ones ``one`` gives either way.
+before the selector looks its catalog up (the raw bytes' name and the BM25 scores run beside
+it), and gives the request its futures (``Ahead``): its ``vector`` then encodes the first part
+in its own thread and takes the others from them. The futures are the request's own, so
+nothing is left behind when its path needs no vector. The vectors are the ones ``one`` gives
+either way.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query
 from tool_selector.pipeline.step_vectors import QueryCache, Spans, read_spans, wants_spans
 from tool_selector.ranking.dense import FloatArray, windows
 
+_Key = tuple[str, str, tuple[tuple[int, int], ...]]
+#: The vectors the helper is encoding ahead of one request (``QueryVectors.early``), by
+#: model, pattern and clauses: the request's own, each taken once by its ``vector``.
+Ahead = dict[_Key, Future[tuple[FloatArray, bool]]]
+
 
 class QueryVectors:
     """Query vectors by (model id, pattern) in ``cache`` (thread-safe)."""
@@ -34,29 +40,29 @@ class QueryVectors:
         self.cache = cache
         self._helper: ThreadPoolExecutor | None = None
         self._encoding, self._lock = 0, threading.Lock()
-        #: Vectors the helper is encoding ahead of their request (``early``).
-        self._pending: dict[_Key, Future[tuple[FloatArray, bool]]] = {}
 
     def vector(
-        self, encoders: Ensemble, pattern: str, spans: Spans = ()
+        self, encoders: Ensemble, pattern: str, spans: Spans = (), ahead: Ahead | None = None
     ) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
         whether every part's came from the cache: the parts' joined (``Ensemble.combine``),
-        or the ensemble's own when a caller cached it whole (``lint.probes.prefill``)."""
+        or the ensemble's own when a caller cached it whole (``lint.probes.prefill``).
+        ``ahead``: the request's parts the helper is encoding (``early``)."""
         if encoders.several:
             whole = self.cache.get((encoders.model_id, pattern))
             if whole is not None:
                 return whole, True
-        got = self._parts(encoders, pattern, spans)
+        got = self._parts(encoders, pattern, spans, ahead)
         return encoders.combine([v for v, _ in got]), all(c for _, c in got)
 
-    def one(self, encoder: Encoder, pattern: str, spans: Spans = ()) -> tuple[FloatArray, bool]:
+    def one(
+        self, encoder: Encoder, pattern: str, spans: Spans = (), ahead: Ahead | None = None
+    ) -> tuple[FloatArray, bool]:
         """One model's vector of ``pattern`` and whether it came from the cache. With
         ``spans`` the same pass reads the clauses' vectors into the cache
         (``step_vectors.read_spans``) when the model can and the cache lacks them. One the
-        helper is encoding ahead (``early``) is taken from it when done."""
-        with self._lock:
-            pending = self._pending.pop(_key(encoder, pattern, spans), None)
+        helper is encoding ahead for this request (``ahead``) is taken from it when done."""
+        pending = ahead.pop(_key(encoder, pattern, spans), None) if ahead else None
         if pending is not None:
             return pending.result()
         return self._read(encoder, pattern, spans)
@@ -96,56 +102,70 @@ class QueryVectors:
             got[i], at = vec, at + len(ws)
         return [v for v in got if v is not None]
 
-    def early(self, encoders: Ensemble, pattern: str, spans: Spans = ()) -> None:
+    def early(self, encoders: Ensemble, pattern: str, spans: Spans = ()) -> Ahead:
         """Start the parts after the first on the helper thread now, when no other request
-        is encoding and the cache lacks them; the request counts as encoding until they are
-        done, and its ``vector`` takes them (same ``spans``; each is taken once, and those
-        a request never took, its path needing no vector, are dropped by the next
-        ``early``: no request encodes then, so they are done). Nothing for one model."""
+        is encoding and the cache lacks them (nor holds the ensemble's whole vector), and
+        give the request their futures for its ``vector`` (same ``spans``). The request
+        counts as encoding until the last is done. Nothing for one model."""
+        if encoders.several and self.cache.get((encoders.model_id, pattern)) is not None:
+            return {}
         rest = [p for p in encoders.parts[1:] if self.cache.get((p.model_id, pattern)) is None]
         if not rest:
-            return
+            return {}
         with self._lock:
             if self._encoding:
-                return
+                return {}
             self._encoding += 1
-            if self._helper is None:
-                self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
-            keys = [_key(p, pattern, spans) for p in rest]
-            futures = [self._helper.submit(self._read, p, pattern, spans) for p in rest]
-            self._pending = dict(zip(keys, futures, strict=True))
-        futures[-1].add_done_callback(self._settled)
+            helper = self._pool()
+        ahead: Ahead = {}
+        try:
+            for n, part in enumerate(rest, 1):
+                read = self._read if n < len(rest) else self._read_and_settle
+                ahead[_key(part, pattern, spans)] = helper.submit(read, part, pattern, spans)
+        except RuntimeError:  # the helper is shut down: the last never ran
+            self._settle()
+            return {}
+        return ahead
 
-    def _settled(self, _: Future[tuple[FloatArray, bool]]) -> None:
-        """The early vectors are done (a failure is raised to the request that takes them):
-        the request no longer counts as encoding."""
+    def _read_and_settle(
+        self, encoder: Encoder, pattern: str, spans: Spans
+    ) -> tuple[FloatArray, bool]:
+        """The last early part: the request no longer counts as encoding once it is read
+        (before its future is done, so the request it wakes finds the helper free)."""
+        try:
+            return self._read(encoder, pattern, spans)
+        finally:
+            self._settle()
+
+    def _settle(self) -> None:
         with self._lock:
             self._encoding -= 1
 
+    def _pool(self) -> ThreadPoolExecutor:
+        """The helper thread (made on first use; call under the lock)."""
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
+        return self._helper
+
     def _parts(
-        self, encoders: Ensemble, pattern: str, spans: Spans
+        self, encoders: Ensemble, pattern: str, spans: Spans, ahead: Ahead | None
     ) -> list[tuple[FloatArray, bool]]:
         """Each part's ``one``: the parts after the first on the helper thread while no
-        other request is encoding, else one after another in this thread."""
+        other request is encoding, else one after another in this thread (a part the
+        helper is encoding ``ahead`` is taken from it either way)."""
         first, rest = encoders.parts[0], encoders.parts[1:]
         if not rest:
-            return [self.one(first, pattern, spans)]
+            return [self.one(first, pattern, spans, ahead)]
         with self._lock:
             self._encoding += 1
-            alone = self._encoding == 1
-            if alone and self._helper is None:
-                self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
+            helper = self._pool() if self._encoding == 1 else None
         try:
-            if not alone or self._helper is None:
-                return [self.one(part, pattern, spans) for part in encoders.parts]
-            later = [self._helper.submit(self.one, part, pattern, spans) for part in rest]
-            return [self.one(first, pattern, spans), *(f.result() for f in later)]
+            if helper is None:
+                return [self.one(part, pattern, spans, ahead) for part in encoders.parts]
+            later = [helper.submit(self.one, part, pattern, spans, ahead) for part in rest]
+            return [self.one(first, pattern, spans, ahead), *(f.result() for f in later)]
         finally:
-            with self._lock:
-                self._encoding -= 1
-
-
-_Key = tuple[str, str, tuple[tuple[int, int], ...]]
+            self._settle()
 
 
 def _key(encoder: Encoder, pattern: str, spans: Spans) -> _Key:

@@ -134,10 +134,10 @@ class Selector:
         with timed(timings, "lexical"):
             gloss = self.multilingual is not None
             pattern = read_pattern(ask.pattern, self.rules, self.glossary, gloss)
-        encode_early(self.sources, pattern)  # a new pattern's second model, while we look up
+        ahead = encode_early(self.sources, pattern)  # its second model, while we look up
         with timed(timings, "catalog"):
             found = self.entry(ask.tools)
-        asked = ArmRequest(found, pattern, started, timings, ask.scope)
+        asked = ArmRequest(found, pattern, started, timings, ask.scope, ahead)
         columns = read_columns(self.arms, asked, self.rules.hybrid)
         with timed(timings, "fuse"):
             context = self.rules.context
