@@ -208,8 +208,9 @@ class Settings:
     raw_names_bytes: int = _setting(
         32 * 1024 * 1024,
         "Bytes of recently sent tool lists kept beside their names, so a list resent byte for "
-        "byte is named by comparing its bytes (0.1 ms at 4,000 tools) instead of hashing "
-        "them (1.1 ms); 0 hashes every list.",
+        "byte is found in its body and named by comparing its bytes instead of scanning and "
+        "hashing them (docs/performance.md); 0 scans "
+        "and hashes every list.",
         0,
     )
     pipeline: PipelineKind = _setting(

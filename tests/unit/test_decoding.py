@@ -133,16 +133,16 @@ def test_the_bytes_are_hashed_when_the_store_asks_and_once(
 
 def hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The lengths of the tool lists the decoder hashes from now on."""
-    import tool_selector.pipeline.decoding as decoding  # noqa: PLC0415
+    import tool_selector.pipeline.raw_names as raw_names  # noqa: PLC0415
 
     hashed: list[int] = []
-    named = decoding._raw_name
+    named = raw_names.raw_name
 
     def counted(contract: str, data: bytes | msgspec.Raw) -> str:
         hashed.append(len(memoryview(data)))
         return named(contract, data)
 
-    monkeypatch.setattr(decoding, "_raw_name", counted)
+    monkeypatch.setattr(raw_names, "raw_name", counted)
     return hashed
 
 

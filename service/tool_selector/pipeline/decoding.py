@@ -9,8 +9,13 @@ model turn, byte for byte, and decoding them costs far more than ranking (about 
 hash of its bytes (``raw:<contract>:<sha1>``): identical bytes decode to identical tools, so
 an answer from the catalog built from them cannot differ from a full decode. The catalog
 store owns every cache of what was built; the decoder keeps only recent lists' bytes beside
-their names (``RawNames``), so a list resent byte for byte is named by comparing its bytes
-instead of hashing them again.
+their names (``raw_names.RawNames``), so a list resent byte for byte is named by comparing its
+bytes instead of hashing them again, and is not even scanned: where a body holds a held
+list's bytes at the place its ``"tools"`` key points to, the body is decoded with that place
+holding a mark instead (``Decoder._resent``). When the mark, found once, is the head's
+``tools``, the place was the top-level ``tools`` value, and the rest of the body reads as it
+would around the list (JSON reads each value from the same state, whatever value stands
+before it); otherwise, or on any error, the whole body is decoded as usual.
 
 The contract comes from the path; on the compress path a body that fails that contract's
 decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the search
@@ -36,16 +41,15 @@ the earlier one being checked.
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache, partial
 from typing import Any
 
 import msgspec
 
 from tool_selector.errors import DECODE_ERRORS, BadRequest, bad_request
-from tool_selector.lru import BoundedLRU
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.contracts import COMPRESS, CONTRACTS, SEARCH, Contract, is_compress_path
+from tool_selector.pipeline.raw_names import RawNames
 from tool_selector.pipeline.surrogates import decode_text
 from tool_selector.ranking.request_parts import (
     PROSE_CHARS,
@@ -58,6 +62,8 @@ from tool_selector_client.wire import Context, Tool
 
 #: Tool arrays smaller than this are cheap to decode; they are not named by their bytes.
 MIN_RAW_KEY_BYTES = 4096
+#: What stands for a held list while the rest of its body is decoded (``Decoder._resent``).
+_MARK = b'"\\u0000 the tools this body resends"'
 
 
 def _head_type(wire: type[msgspec.Struct]) -> type[msgspec.Struct]:
@@ -104,14 +110,13 @@ class Decoder:
         """Decode and validate ``body`` sent to ``path``; raises ``BadRequest``."""
         if not body.strip():
             raise BadRequest("empty_body", "request body is empty; send a JSON object")
-        contract, head = decode_text(partial(_head, path=path), body, (BadRequest,))
+        contract, head, resent = self._head(body, path)
         _check_head(head, self._settings, contract)
-        raw: msgspec.Raw = head.tools
         sent: str = contract.read(head, "pattern")
         pattern, kind = self._pattern(sent)
         ask = Ask(
             pattern=pattern,
-            tools=self._source(contract, raw),
+            tools=self._source(contract, head.tools) if resent is None else resent,
             top_k=contract.read(head, "top_k"),
             always_keep=tuple(contract.read(head, "always_keep") or ()),
             explain=contract.read(head, "explain", False),
@@ -123,6 +128,38 @@ class Decoder:
             pattern_kind=kind,
         )
         return contract, ask
+
+    def _head(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource | None]:
+        """The body's contract and decoded head, and the held tool list it resends as its
+        top-level ``tools`` (``_resent``: the head then decoded without the list's bytes)."""
+        resent = self._resent(body, path)
+        if resent is not None:
+            return resent
+        contract, head = decode_text(partial(_head, path=path), body, (BadRequest,))
+        return contract, head, None
+
+    def _resent(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource] | None:
+        """The body's contract and head decoded with ``_MARK`` where ``RawNames.resent``
+        finds a held list, and that list named, when the mark, found once in that body, is
+        its top-level ``tools`` (see the module); ``None`` otherwise, the whole body's own
+        decode then saying what it says."""
+        found = None
+        if self._name_by_bytes and len(body) >= MIN_RAW_KEY_BYTES:
+            found = self._names.resent(body)
+        if found is None:
+            return None
+        start, held, name, held_contract = found
+        rest = body[:start] + _MARK + body[start + len(held) :]
+        if rest.count(_MARK) != 1:
+            return None
+        try:
+            contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
+        except BadRequest:
+            return None
+        if contract.name != held_contract or bytes(head.tools) != _MARK:
+            return None
+        load = partial(self._tools, contract, msgspec.Raw(held))
+        return contract, head, ToolSource.keyed(name, load)
 
     def _pattern(self, sent: str) -> tuple[str, PatternKind | None]:
         """``sent`` as ranked, and which reading gave it: itself (``None``) when it fits the
@@ -157,49 +194,6 @@ class Decoder:
         tools = sent if contract.to_tool is None else [contract.to_tool(t) for t in sent]
         _check_tools(tools, self._settings)
         return tools
-
-
-class RawNames:
-    """The names of recently sent tool lists, each kept with its bytes (at most ``capacity``
-    bytes in all, the least recent dropped first). A proxy resends the same deferred tools
-    on every model turn: a list whose length and ends match a held one and whose bytes are
-    equal to it (a copy and a compare, an order cheaper than the hash: docs/performance.md)
-    takes its name; any other is hashed. Equal bytes or a hash: never a name by a partial
-    match. ``capacity`` 0 holds nothing and hashes every list."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._held: BoundedLRU[_Probe, tuple[bytes, str]] = BoundedLRU(capacity, _weight)
-
-    def name(self, contract: str, raw: msgspec.Raw) -> str:
-        """``raw:<contract>:<sha1 of raw>``, from a held copy of the same bytes or hashed."""
-        if not self._capacity:
-            return _raw_name(contract, raw)
-        data = bytes(raw)
-        probe = (contract, len(data), data[:_ENDS], data[-_ENDS:])
-        held = self._held.get(probe)
-        if held is not None and held[0] == data:
-            return held[1]
-        key = _raw_name(contract, data)
-        self._held.put(probe, (data, key))
-        return key
-
-
-def _raw_name(contract: str, data: bytes | msgspec.Raw) -> str:
-    return f"raw:{contract}:{hashlib.sha1(data, usedforsecurity=False).hexdigest()}"
-
-
-_Probe = tuple[str, int, bytes, bytes]
-#: How many bytes of each end of a list pick the held copy its bytes are compared with.
-_ENDS = 64
-
-
-#: What a held list costs besides its bytes: its probe's two ends, its name, the map's node.
-_OVERHEAD = 512
-
-
-def _weight(held: tuple[bytes, str]) -> int:
-    return len(held[0]) + _OVERHEAD
 
 
 def _unnamed() -> None:

@@ -1,0 +1,197 @@
+"""A body that resends a held tool list is decoded without scanning the list's bytes, and
+reads exactly as a whole decode reads it (``Decoder._resent``, ``RawNames.resent``).
+
+The oracle is a decoder holding nothing (every body decoded whole): the same ``Ask`` field
+for field, the same tools under the same name, or the same error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tool_selector.pipeline.decoding as decoding
+from tool_selector.errors import BadRequest
+from tool_selector.pipeline.ask import Ask
+from tool_selector.pipeline.decoding import Decoder
+from tool_selector.settings import Settings
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH
+
+SETTINGS = Settings()
+
+
+def tools(tag: str, n: int = 60) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": f"{tag}_{i}",
+            "description": f"does thing {i} of {tag}, described at a length that matters",
+            "definition": {"type": "function", "function": {"name": f"{tag}_{i}"}},
+        }
+        for i in range(n)
+    ]
+
+
+HELD, OTHER = tools("held"), tools("other")
+LIST = json.dumps(HELD).encode()
+
+
+def encode(fields: list[tuple[str, Any]]) -> bytes:
+    """A JSON object with ``fields`` in this order (a key may come twice), the held list
+    written with ``json.dumps`` as it was first sent."""
+    parts = [json.dumps(k).encode() + b": " + json.dumps(v).encode() for k, v in fields]
+    return b"{" + b", ".join(parts) + b"}"
+
+
+def held_decoder() -> Decoder:
+    decoder = Decoder(SETTINGS)
+    assert decoder.decode(encode([("pattern", "first"), ("tools", HELD)]), SEARCH_PATH)[1].tools.key
+    return decoder
+
+
+def read(decoder: Decoder, body: bytes, path: str = SEARCH_PATH) -> tuple[Any, ...]:
+    """What a caller gets: every field of the ``Ask``, the tools' name and tools; or the error."""
+    try:
+        contract, ask = decoder.decode(body, path)
+    except BadRequest as exc:
+        return ("error", exc.code, exc.detail)
+    fields = tuple(getattr(ask, f.name) for f in dataclasses.fields(Ask) if f.name != "tools")
+    try:
+        loaded: Any = ask.tools.load()
+    except BadRequest as exc:
+        loaded = ("error", exc.code, exc.detail)
+    return (contract.name, fields, ask.tools.key, loaded)
+
+
+def scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The lengths of the bodies whose head is decoded from now on."""
+    sizes: list[int] = []
+    head = decoding._decode
+
+    def counted(contract: Any, body: bytes) -> Any:
+        sizes.append(len(body))
+        return head(contract, body)
+
+    monkeypatch.setattr(decoding, "_decode", counted)
+    return sizes
+
+
+def test_a_resent_list_is_not_scanned_and_reads_as_a_whole_decode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decoder = held_decoder()
+    body = encode([("pattern", "thing 7 please"), ("tools", HELD), ("top_k", 3)])
+    sizes = scanned(monkeypatch)
+    got = read(decoder, body)
+    assert sizes
+    assert max(sizes) < len(LIST)  # the head was read without the list
+    assert got == read(Decoder(SETTINGS), body)
+    assert got[2].startswith("raw:search:")
+
+
+def test_a_list_that_is_not_the_top_level_tools_is_not_taken_for_it() -> None:
+    decoder = held_decoder()
+    body = encode([("pattern", "p"), ("junk", {"tools": HELD}), ("tools", OTHER)])
+    got = read(decoder, body)
+    assert got == read(Decoder(SETTINGS), body)
+    assert [t.name for t in got[3]][:1] == ["other_0"]
+
+
+def test_the_last_of_two_tools_keys_is_the_one_read() -> None:
+    decoder = held_decoder()
+    body = encode([("tools", HELD), ("pattern", "p"), ("tools", OTHER)])
+    assert read(decoder, body) == read(Decoder(SETTINGS), body)
+
+
+def test_a_bad_field_beside_a_resent_list_is_the_whole_decode_s_error() -> None:
+    decoder = held_decoder()
+    for extra in [("top_k", "2"), ("top_k", 10_000), ("pattern", "")]:
+        body = encode([("pattern", "p"), ("tools", HELD), extra])
+        got = read(decoder, body)
+        assert got[0] == "error"
+        assert got == read(Decoder(SETTINGS), body)
+
+
+def test_a_body_holding_the_mark_is_decoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    decoder = held_decoder()
+    mark = json.loads(decoding._MARK)
+    body = encode([("pattern", mark), ("tools", HELD)])
+    sizes = scanned(monkeypatch)
+    assert read(decoder, body) == read(Decoder(SETTINGS), body)
+    assert max(sizes) == len(body)
+
+
+def test_a_mark_sent_as_the_tools_is_not_taken_for_the_held_list() -> None:
+    decoder = held_decoder()
+    mark = json.loads(decoding._MARK)
+    body = encode([("pattern", "p"), ("junk", {"tools": HELD}), ("tools", mark)])
+    got = read(decoder, body)
+    assert got == read(Decoder(SETTINGS), body)
+    assert got[3][0] == "error"  # a string is no tool list
+
+
+def test_the_compress_contract_s_list_is_held_apart() -> None:
+    decoder = held_decoder()  # held as the search contract's
+    body = encode([("query", "p"), ("tools", HELD)])
+    got = read(decoder, body, COMPRESS_PATH)
+    assert got == read(Decoder(SETTINGS), body, COMPRESS_PATH)
+    assert got[2].startswith("raw:compress:")
+
+
+FIELDS = st.lists(
+    st.sampled_from(
+        [
+            ("tools", HELD),
+            ("tools", OTHER),
+            ("tools", []),
+            ("tools", 0),
+            ("tools", "\u0000 the tools this body resends"),
+            ("pattern", "thing 3"),
+            ("pattern", '"tools": ['),
+            ("pattern", ""),
+            ("top_k", 2),
+            ("top_k", "2"),
+            ("always_keep", ["held_1"]),
+            ("junk", {"tools": HELD}),
+            ("junk", HELD),
+            ("explain", True),
+            ("min_score", 0.3),
+        ]
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fields=FIELDS, path=st.sampled_from([SEARCH_PATH, COMPRESS_PATH]))
+def test_any_body_reads_as_a_whole_decode_reads_it(
+    fields: list[tuple[str, Any]], path: str
+) -> None:
+    body = encode(fields)
+    assert read(held_decoder(), body, path) == read(Decoder(SETTINGS), body, path)
+
+
+def test_nothing_is_held_with_no_bytes_to_keep(monkeypatch: pytest.MonkeyPatch) -> None:
+    decoder = Decoder(Settings(raw_names_bytes=0))
+    assert decoder.decode(encode([("pattern", "first"), ("tools", HELD)]), SEARCH_PATH)[1].tools.key
+    body = encode([("pattern", "again"), ("tools", HELD)])
+    sizes = scanned(monkeypatch)
+    decoder.decode(body, SEARCH_PATH)
+    assert sizes == [len(body)]
+
+
+def test_a_held_list_s_tools_decode_from_its_held_bytes() -> None:
+    decoder = held_decoder()
+    body = encode([("pattern", "p"), ("tools", HELD)])
+    loaded = decoder.decode(body, SEARCH_PATH)[1].tools.load()
+    assert [t.name for t in loaded] == [t["name"] for t in HELD]
+    assert (
+        msgspec.json.encode(loaded[0].definition)
+        == json.dumps(HELD[0]["definition"]).replace(" ", "").encode()
+    )
