@@ -41,17 +41,24 @@ HELD, OTHER = tools("held"), tools("other")
 LIST = json.dumps(HELD).encode()
 
 
-def encode(fields: list[tuple[str, Any]]) -> bytes:
+def encode(fields: list[tuple[str, Any]], colon: bytes = b": ") -> bytes:
     """A JSON object with ``fields`` in this order (a key may come twice), the held list
     written with ``json.dumps`` as it was first sent."""
-    parts = [json.dumps(k).encode() + b": " + json.dumps(v).encode() for k, v in fields]
+    parts = [json.dumps(k).encode() + colon + json.dumps(v).encode() for k, v in fields]
     return b"{" + b", ".join(parts) + b"}"
 
 
-def held_decoder() -> Decoder:
-    decoder = Decoder(SETTINGS)
-    assert decoder.decode(encode([("pattern", "first"), ("tools", HELD)]), SEARCH_PATH)[1].tools.key
+def hold(decoder: Decoder, body: bytes, path: str = SEARCH_PATH) -> Decoder:
+    """``decoder`` after ``body``'s list was named and its tools loaded, as a first request
+    on a new catalog has them."""
+    tools = decoder.decode(body, path)[1].tools
+    assert tools.key
+    assert tools.load()
     return decoder
+
+
+def held_decoder() -> Decoder:
+    return hold(Decoder(SETTINGS), encode([("pattern", "first"), ("tools", HELD)]))
 
 
 def read(decoder: Decoder, body: bytes, path: str = SEARCH_PATH) -> tuple[Any, ...]:
@@ -143,6 +150,65 @@ def test_the_compress_contract_s_list_is_held_apart() -> None:
     assert got[2].startswith("raw:compress:")
 
 
+def test_a_list_held_under_both_contracts_is_found_for_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decoder = held_decoder()
+    compress = [("query", "first"), ("tools", HELD)]
+    hold(decoder, encode(compress), COMPRESS_PATH)
+    sizes = scanned(monkeypatch)
+    for fields, path in [
+        (compress, COMPRESS_PATH),
+        ([("pattern", "p"), ("tools", HELD)], SEARCH_PATH),
+    ]:
+        body = encode(fields)
+        assert read(decoder, body, path) == read(Decoder(SETTINGS), body, path)
+    assert max(sizes[:1]) < len(LIST)  # the compress body was read without the list
+
+
+@pytest.mark.parametrize("colon", [b":", b" :\r\n\t ", b": "])
+def test_a_resent_list_is_found_whatever_the_space_around_the_colon(
+    monkeypatch: pytest.MonkeyPatch, colon: bytes
+) -> None:
+    decoder = held_decoder()
+    body = encode([("pattern", "p"), ("tools", HELD)], colon)
+    expected = read(Decoder(SETTINGS), body)
+    sizes = scanned(monkeypatch)
+    assert read(decoder, body) == expected
+    assert max(sizes) < len(LIST)
+
+
+def test_lists_resent_in_turn_stay_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    lists = [HELD[:-1] + tools(f"last{n}", 1) for n in range(20)]  # the same first bytes
+    decoder = Decoder(SETTINGS)
+    for n, listed in enumerate(lists):
+        hold(decoder, encode([("pattern", f"first {n}"), ("tools", listed)]))
+    bodies = [encode([("pattern", f"again {n}"), ("tools", x)]) for n, x in enumerate(lists)]
+    expected = [Decoder(SETTINGS).decode(b, SEARCH_PATH)[1].tools.key for b in bodies]
+    sizes = scanned(monkeypatch)
+    for _ in range(3):  # resent as a proxy resends them: named, never loaded again
+        assert [decoder.decode(b, SEARCH_PATH)[1].tools.key for b in bodies[-16:]] == expected[-16:]
+    assert max(sizes) < len(LIST)  # each of the last 16 was found every time
+    sizes.clear()
+    for _ in "ab":  # the first, dropped from the index: decoded whole once, then found
+        assert decoder.decode(bodies[0], SEARCH_PATH)[1].tools.key == expected[0]
+    assert [n >= len(LIST) for n in sizes] == [True, False]
+
+
+def test_a_list_whose_tools_were_refused_is_decoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    refused = [*HELD[:-1], {**HELD[-1], "name": ""}]
+    decoder = Decoder(SETTINGS)
+    first = decoder.decode(encode([("pattern", "first"), ("tools", refused)]), SEARCH_PATH)[1]
+    assert first.tools.key
+    with pytest.raises(BadRequest):
+        first.tools.load()
+    body = encode([("pattern", "again"), ("tools", refused)])
+    expected = read(Decoder(SETTINGS), body)
+    sizes = scanned(monkeypatch)
+    assert read(decoder, body) == expected
+    assert sizes == [len(body)]
+
+
 FIELDS = st.lists(
     st.sampled_from(
         [
@@ -169,17 +235,22 @@ FIELDS = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(fields=FIELDS, path=st.sampled_from([SEARCH_PATH, COMPRESS_PATH]))
+@given(
+    fields=FIELDS,
+    path=st.sampled_from([SEARCH_PATH, COMPRESS_PATH]),
+    colon=st.sampled_from([b": ", b":", b" :\n "]),
+)
 def test_any_body_reads_as_a_whole_decode_reads_it(
-    fields: list[tuple[str, Any]], path: str
+    fields: list[tuple[str, Any]], path: str, colon: bytes
 ) -> None:
-    body = encode(fields)
+    body = encode(fields, colon)
     assert read(held_decoder(), body, path) == read(Decoder(SETTINGS), body, path)
 
 
 def test_nothing_is_held_with_no_bytes_to_keep(monkeypatch: pytest.MonkeyPatch) -> None:
-    decoder = Decoder(Settings(raw_names_bytes=0))
-    assert decoder.decode(encode([("pattern", "first"), ("tools", HELD)]), SEARCH_PATH)[1].tools.key
+    decoder = hold(
+        Decoder(Settings(raw_names_bytes=0)), encode([("pattern", "first"), ("tools", HELD)])
+    )
     body = encode([("pattern", "again"), ("tools", HELD)])
     sizes = scanned(monkeypatch)
     decoder.decode(body, SEARCH_PATH)

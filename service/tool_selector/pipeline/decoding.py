@@ -15,7 +15,10 @@ list's bytes at the place its ``"tools"`` key points to, the body is decoded wit
 holding a mark instead (``Decoder._resent``). When the mark, found once, is the head's
 ``tools``, the place was the top-level ``tools`` value, and the rest of the body reads as it
 would around the list (JSON reads each value from the same state, whatever value stands
-before it); otherwise, or on any error, the whole body is decoded as usual.
+before it); otherwise, or on any error, the whole body is decoded as usual. Only lists whose
+tools were decoded and checked are found so (``RawNames.loaded``): their nesting is within
+``max_definition_depth``, far from the decoder's own limit, so the list cannot be what would
+have made the whole decode fail.
 
 The contract comes from the path; on the compress path a body that fails that contract's
 decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the search
@@ -140,26 +143,24 @@ class Decoder:
 
     def _resent(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource] | None:
         """The body's contract and head decoded with ``_MARK`` where ``RawNames.resent``
-        finds a held list, and that list named, when the mark, found once in that body, is
-        its top-level ``tools`` (see the module); ``None`` otherwise, the whole body's own
-        decode then saying what it says."""
-        found = None
-        if self._name_by_bytes and len(body) >= MIN_RAW_KEY_BYTES:
-            found = self._names.resent(body)
-        if found is None:
-            return None
-        start, held, name, held_contract = found
-        rest = body[:start] + _MARK + body[start + len(held) :]
-        if rest.count(_MARK) != 1:
-            return None
-        try:
-            contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
-        except BadRequest:
-            return None
-        if contract.name != held_contract or bytes(head.tools) != _MARK:
-            return None
-        load = partial(self._tools, contract, msgspec.Raw(held))
-        return contract, head, ToolSource.keyed(name, load)
+        finds a loaded list, and that list named, when the mark, found once in that body, is
+        its top-level ``tools`` and the contract is the list's (see the module); ``None``
+        otherwise, the whole body's own decode then saying what it says."""
+        found = self._names.resent(body) if self._name_by_bytes else []
+        for start, held, name, held_contract in found:
+            rest = body[:start] + _MARK + body[start + len(held) :]
+            if rest.count(_MARK) != 1:
+                return None
+            try:
+                contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
+            except BadRequest:
+                return None
+            if bytes(head.tools) != _MARK:
+                return None
+            if contract.name == held_contract:
+                load = partial(self._tools, contract, msgspec.Raw(held))
+                return contract, head, ToolSource.keyed(name, load)
+        return None
 
     def _pattern(self, sent: str) -> tuple[str, PatternKind | None]:
         """``sent`` as ranked, and which reading gave it: itself (``None``) when it fits the
@@ -193,6 +194,8 @@ class Decoder:
             raise bad_request(exc, "$.tools") from exc
         tools = sent if contract.to_tool is None else [contract.to_tool(t) for t in sent]
         _check_tools(tools, self._settings)
+        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
+            self._names.loaded(contract.name, raw)
         return tools
 
 
