@@ -20,6 +20,7 @@ import tool_selector.pipeline.decoding as decoding
 from tool_selector.errors import BadRequest
 from tool_selector.pipeline.ask import Ask
 from tool_selector.pipeline.decoding import Decoder
+from tool_selector.pipeline.raw_names import SHALLOW, json_depth
 from tool_selector.settings import Settings
 from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH
 
@@ -179,7 +180,7 @@ def test_a_resent_list_is_found_whatever_the_space_around_the_colon(
 
 
 def test_lists_resent_in_turn_stay_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    lists = [HELD[:-1] + tools(f"last{n}", 1) for n in range(20)]  # the same first bytes
+    lists = [HELD[:-1] + tools(f"last{n}", 1) for n in range(40)]  # the same first bytes
     decoder = Decoder(SETTINGS)
     for n, listed in enumerate(lists):
         hold(decoder, encode([("pattern", f"first {n}"), ("tools", listed)]))
@@ -187,12 +188,81 @@ def test_lists_resent_in_turn_stay_found(monkeypatch: pytest.MonkeyPatch) -> Non
     expected = [Decoder(SETTINGS).decode(b, SEARCH_PATH)[1].tools.key for b in bodies]
     sizes = scanned(monkeypatch)
     for _ in range(3):  # resent as a proxy resends them: named, never loaded again
-        assert [decoder.decode(b, SEARCH_PATH)[1].tools.key for b in bodies[-16:]] == expected[-16:]
-    assert max(sizes) < len(LIST)  # each of the last 16 was found every time
-    sizes.clear()
-    for _ in "ab":  # the first, dropped from the index: decoded whole once, then found
-        assert decoder.decode(bodies[0], SEARCH_PATH)[1].tools.key == expected[0]
-    assert [n >= len(LIST) for n in sizes] == [True, False]
+        assert [decoder.decode(b, SEARCH_PATH)[1].tools.key for b in bodies] == expected
+    assert max(sizes) < len(LIST)  # each was found every time
+
+
+def test_a_list_dropped_by_the_held_bytes_is_found_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    decoder = Decoder(Settings(raw_names_bytes=3 * len(LIST)))  # holds about two lists
+    lists = [tools(f"list{n}") for n in range(4)]
+    for n, listed in enumerate(lists):
+        hold(decoder, encode([("pattern", f"first {n}"), ("tools", listed)]))
+    body = encode([("pattern", "again"), ("tools", lists[0])])  # dropped by now
+    sizes = scanned(monkeypatch)
+    for _ in "ab":  # named again from its bytes (hashed), then found
+        assert decoder.decode(body, SEARCH_PATH)[1].tools.key
+    assert [n == len(body) for n in sizes] == [True, False]
+
+
+def test_a_list_the_index_dropped_is_found_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tool_selector.pipeline.raw_names as raw_names  # noqa: PLC0415
+
+    monkeypatch.setattr(raw_names, "_PROBES", 8)
+    lists = [tools(f"list{n}") for n in range(12)]
+    decoder = Decoder(SETTINGS)
+    for n, listed in enumerate(lists):
+        hold(decoder, encode([("pattern", f"first {n}"), ("tools", listed)]))
+    body = encode([("pattern", "again"), ("tools", lists[0])])  # out of the index by now
+    sizes = scanned(monkeypatch)
+    for _ in "ab":  # named from its held bytes, back in the index, then found
+        assert decoder.decode(body, SEARCH_PATH)[1].tools.key
+    assert [n == len(body) for n in sizes] == [True, False]
+
+
+def test_a_list_nested_deeper_than_shallow_is_decoded_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deep: Any = "leaf"
+    for _ in range(SHALLOW + 5):
+        deep = {"x": deep}
+    listed = [*HELD[:-1], {**HELD[-1], "extra": deep}]  # an unknown field: never checked
+    decoder = hold(Decoder(SETTINGS), encode([("pattern", "first"), ("tools", listed)]))
+    assert_decoded_whole(decoder, listed, monkeypatch)
+
+
+def assert_decoded_whole(
+    decoder: Decoder, listed: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body resending ``listed`` reads as a whole decode reads it, and was decoded whole."""
+    body = encode([("pattern", "again"), ("tools", listed)])
+    expected = read(Decoder(SETTINGS), body)
+    sizes = scanned(monkeypatch)
+    assert read(decoder, body) == expected
+    assert sizes == [len(body)]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{}\n:,'),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+def depth_of(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((depth_of(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((depth_of(v) for v in value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON, ascii_only=st.booleans())
+def test_json_depth_is_the_nesting_of_arrays_and_objects(value: Any, ascii_only: bool) -> None:
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert json_depth(data) == depth_of(value)
 
 
 def test_a_list_whose_tools_were_refused_is_decoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,11 +272,7 @@ def test_a_list_whose_tools_were_refused_is_decoded_whole(monkeypatch: pytest.Mo
     assert first.tools.key
     with pytest.raises(BadRequest):
         first.tools.load()
-    body = encode([("pattern", "again"), ("tools", refused)])
-    expected = read(Decoder(SETTINGS), body)
-    sizes = scanned(monkeypatch)
-    assert read(decoder, body) == expected
-    assert sizes == [len(body)]
+    assert_decoded_whole(decoder, refused, monkeypatch)
 
 
 FIELDS = st.lists(

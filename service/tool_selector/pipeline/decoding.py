@@ -16,9 +16,9 @@ holding a mark instead (``Decoder._resent``). When the mark, found once, is the 
 ``tools``, the place was the top-level ``tools`` value, and the rest of the body reads as it
 would around the list (JSON reads each value from the same state, whatever value stands
 before it); otherwise, or on any error, the whole body is decoded as usual. Only lists whose
-tools were decoded and checked are found so (``RawNames.loaded``): their nesting is within
-``max_definition_depth``, far from the decoder's own limit, so the list cannot be what would
-have made the whole decode fail.
+tools were decoded and checked and that nest at most ``raw_names.SHALLOW`` deep are found so
+(``RawNames.loaded``): far from the decoder's own depth limit, such a list cannot be what
+makes the whole decode fail.
 
 The contract comes from the path; on the compress path a body that fails that contract's
 decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the search
@@ -147,20 +147,21 @@ class Decoder:
         its top-level ``tools`` and the contract is the list's (see the module); ``None``
         otherwise, the whole body's own decode then saying what it says."""
         found = self._names.resent(body) if self._name_by_bytes else []
-        for start, held, name, held_contract in found:
-            rest = body[:start] + _MARK + body[start + len(held) :]
-            if rest.count(_MARK) != 1:
-                return None
-            try:
-                contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
-            except BadRequest:
-                return None
-            if bytes(head.tools) != _MARK:
-                return None
-            if contract.name == held_contract:
-                load = partial(self._tools, contract, msgspec.Raw(held))
-                return contract, head, ToolSource.keyed(name, load)
-        return None
+        if not found:
+            return None
+        start, held = found[0][:2]  # every match is the same bytes at the same place
+        rest = body[:start] + _MARK + body[start + len(held) :]
+        if rest.count(_MARK) != 1:
+            return None
+        try:
+            contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
+        except BadRequest:
+            return None
+        named = [name for *_, name, held_contract in found if held_contract == contract.name]
+        if bytes(head.tools) != _MARK or not named:
+            return None
+        load = partial(self._tools, contract, msgspec.Raw(held))
+        return contract, head, ToolSource.keyed(named[0], load)
 
     def _pattern(self, sent: str) -> tuple[str, PatternKind | None]:
         """``sent`` as ranked, and which reading gave it: itself (``None``) when it fits the

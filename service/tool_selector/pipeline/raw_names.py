@@ -7,8 +7,9 @@ the name the decoder gives it (``raw:<contract>:<sha1>``) from a held copy of th
 hashing. ``RawNames.resent`` finds a held list in a new body at the place its ``"tools"``
 key points to, by the bytes alone: the decoder then reads that body's other fields without
 the list (``decoding.Decoder``), and checks that the place was the top-level ``tools``. Only a
-list whose tools were decoded and checked within the limits (``RawNames.loaded``) is found
-so: a list refused, or nested near the decoder's depth limit, is decoded whole each time, so
+list whose tools were decoded and checked, and whose arrays and objects nest at most
+``SHALLOW`` deep, is found so (``RawNames.loaded``): a list refused, or deep enough to come
+near the JSON decoder's own limit (which counts the stack), is decoded whole each time, so
 its error is what it was. Equal bytes or a hash: never a name by a partial match.
 """
 
@@ -17,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections import OrderedDict
 
 import msgspec
+import numpy as np
 
 from tool_selector.lru import BoundedLRU
 
@@ -27,9 +30,11 @@ _Probe = tuple[str, int, bytes, bytes]
 _ENDS = 64
 #: What a held list costs besides its bytes: its probe's two ends, its name, the map's node.
 _OVERHEAD = 512
-#: First bytes the starts index keeps and lists per first bytes, the least recently found
-#: or loaded dropped first: at most 512 x 16 probes (about 2 MB besides the held bytes).
-_STARTS, _PER_START = 512, 16
+#: Lists ``resent`` can find, the least recently found or loaded dropped first (about 1 MB
+#: of probes at most besides the held bytes), and the names known to be loaded.
+_PROBES, _NAMES = 4096, 8192
+#: The deepest nesting of a list ``resent`` finds (the decoder's limit is near 1,000 frames).
+SHALLOW = 64
 #: Where a body's tool list starts, as a proxy writes it (checked by the decoder after).
 _TOOLS_KEY = re.compile(rb'"tools"\s*:\s*')
 
@@ -41,11 +46,12 @@ class RawNames:
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
-        #: Each list's bytes, its name, and whether its tools were loaded (``loaded``).
-        self._held: BoundedLRU[_Probe, tuple[bytes, str, bool]] = BoundedLRU(capacity, _weight)
-        #: The probes of the loaded lists by their first bytes (``resent``); may name lists
-        #: the LRU has dropped since (then not found there).
-        self._starts: dict[bytes, list[_Probe]] = {}
+        self._held: BoundedLRU[_Probe, tuple[bytes, str]] = BoundedLRU(capacity, _weight)
+        #: Per name, whether its tools were loaded and it is shallow (``loaded``).
+        self._found: BoundedLRU[str, bool] = BoundedLRU(_NAMES)
+        #: The probes ``resent`` looks at, by first bytes, and in the order they were used.
+        self._starts: dict[bytes, set[_Probe]] = {}
+        self._order: OrderedDict[_Probe, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def name(self, contract: str, raw: msgspec.Raw | bytes) -> str:
@@ -55,52 +61,84 @@ class RawNames:
         data = bytes(raw)
         probe = (contract, len(data), data[:_ENDS], data[-_ENDS:])
         held = self._held.get(probe)
-        if held is not None and held[0] == data:
-            if held[2]:
-                self._index(probe)  # found again next time, though the index dropped it
-            return held[1]
-        key = raw_name(contract, data)
-        self._held.put(probe, (data, key, False))
-        return key
+        if held is None or held[0] != data:
+            key = raw_name(contract, data)
+            held = self._held.put_new(probe, (data, key))  # a copy held meanwhile stays
+            if held[0] != data:
+                return key
+        if self._found.get(held[1]):
+            self._index(probe)  # found again next time, though the index had dropped it
+        return held[1]
 
     def loaded(self, contract: str, raw: msgspec.Raw | bytes) -> None:
-        """``raw``'s tools were decoded and checked: ``resent`` may find the list now."""
+        """``raw``'s tools were decoded and checked: ``resent`` may find the list now, if
+        it is shallow. Call after ``name`` (as the catalog store does: it names, then loads)."""
         if not self._capacity:
             return
         data = memoryview(raw)
         probe = (contract, len(data), bytes(data[:_ENDS]), bytes(data[-_ENDS:]))
         held = self._held.get(probe)
-        if held is not None and held[0] == data:
-            self._held.put(probe, (held[0], held[1], True))
+        if held is None or held[0] != data:
+            return
+        shallow = json_depth(data) <= SHALLOW
+        self._found.put(held[1], shallow)
+        if shallow:
             self._index(probe)
 
     def resent(self, body: bytes) -> list[tuple[int, bytes, str, str]]:
         """The loaded lists whose bytes ``body`` holds where its first ``"tools"`` key
-        points, most recent first: ``(where it starts, its bytes, its name, its contract)``
-        (the same bytes may be held under both contracts). Only the bytes are compared:
-        whether that place is the top-level ``tools`` is the decoder's to check."""
+        points: ``(where it starts, its bytes, its name, its contract)`` (the same bytes may
+        be held under both contracts). Only the bytes are compared: whether that place is
+        the top-level ``tools`` is the decoder's to check."""
         key = _TOOLS_KEY.search(body) if self._capacity else None
         if key is None:
             return []
         start, found = key.end(), []
         with self._lock:
             probes = list(self._starts.get(body[start : start + _ENDS], ()))
-        for probe in reversed(probes):
+        for probe in probes:
             contract, size, _, last = probe
             if body[start + size - _ENDS : start + size] != last:
                 continue
             held = self._held.get(probe)
-            if held is not None and held[2] and body.startswith(held[0], start):
+            if held is not None and body.startswith(held[0], start) and self._found.get(held[1]):
                 self._index(probe)
                 found.append((start, held[0], held[1], contract))
         return found
 
     def _index(self, probe: _Probe) -> None:
         with self._lock:
-            probes = [p for p in self._starts.pop(probe[2], []) if p != probe]
-            self._starts[probe[2]] = [*probes[-(_PER_START - 1) :], probe]
-            while len(self._starts) > _STARTS:
-                del self._starts[next(iter(self._starts))]
+            self._order[probe] = None
+            self._order.move_to_end(probe)
+            self._starts.setdefault(probe[2], set()).add(probe)
+            while len(self._order) > _PROBES:
+                old, _ = self._order.popitem(last=False)
+                same = self._starts[old[2]]
+                same.discard(old)
+                if not same:
+                    del self._starts[old[2]]
+
+
+def json_depth(data: bytes | memoryview) -> int:
+    """How deep the arrays and objects of JSON bytes nest (strings skipped: a quote is a
+    string's edge unless an odd run of backslashes comes before it)."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(b == 34)
+    slashes = np.flatnonzero(b == 92)
+    if len(slashes):  # a quote is escaped by an odd run of backslashes right before it
+        after = quotes[(quotes > 0) & (b[np.maximum(quotes - 1, 0)] == 92)]
+        first = np.ones(len(slashes), dtype=bool)  # where each run of backslashes begins
+        first[1:] = np.diff(slashes) != 1
+        begins = slashes[np.maximum.accumulate(np.where(first, np.arange(len(slashes)), 0))]
+        run = after - begins[np.searchsorted(slashes, after - 1)]
+        edge = np.ones(len(quotes), dtype=bool)
+        edge[np.searchsorted(quotes, after[run % 2 == 1])] = False
+        quotes = quotes[edge]
+    brackets = np.flatnonzero((b == 91) | (b == 93) | (b == 123) | (b == 125))
+    outside = np.searchsorted(quotes, brackets) % 2 == 0  # an even count of edges before
+    kept = b[brackets[outside]]
+    step = np.where((kept == 91) | (kept == 123), 1, -1)
+    return int(np.cumsum(step).max(initial=0))
 
 
 def raw_name(contract: str, data: bytes | msgspec.Raw) -> str:
@@ -108,5 +146,5 @@ def raw_name(contract: str, data: bytes | msgspec.Raw) -> str:
     return f"raw:{contract}:{hashlib.sha1(data, usedforsecurity=False).hexdigest()}"
 
 
-def _weight(held: tuple[bytes, str, bool]) -> int:
+def _weight(held: tuple[bytes, str]) -> int:
     return len(held[0]) + _OVERHEAD
