@@ -265,14 +265,48 @@ def test_json_depth_is_the_nesting_of_arrays_and_objects(value: Any, ascii_only:
     assert json_depth(data) == depth_of(value)
 
 
-def test_a_list_whose_tools_were_refused_is_decoded_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_list_whose_tools_are_refused_is_refused_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     refused = [*HELD[:-1], {**HELD[-1], "name": ""}]
     decoder = Decoder(SETTINGS)
     first = decoder.decode(encode([("pattern", "first"), ("tools", refused)]), SEARCH_PATH)[1]
     assert first.tools.key
-    with pytest.raises(BadRequest):
-        first.tools.load()
-    assert_decoded_whole(decoder, refused, monkeypatch)
+    body = encode([("pattern", "again"), ("tools", refused)])
+    expected = read(Decoder(SETTINGS), body)
+    sizes = scanned(monkeypatch)
+    assert read(decoder, body) == expected
+    assert expected[3][0] == "error"
+    assert max(sizes) < len(body)  # found: its tools are decoded from the same bytes
+
+
+def test_a_list_edited_in_the_middle_is_found_from_its_next_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    edited = [*HELD[:30], {**HELD[30], "name": "held_X0"}, *HELD[31:]]  # same length and ends
+    decoder = held_decoder()
+    hold(decoder, encode([("pattern", "first"), ("tools", edited)]))
+    body = encode([("pattern", "again"), ("tools", edited)])
+    expected = read(Decoder(SETTINGS), body)
+    sizes = scanned(monkeypatch)
+    for _ in "abc":
+        assert read(decoder, body) == expected
+    assert max(sizes) < len(body)
+
+
+def test_a_list_whose_depth_was_forgotten_is_measured_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tool_selector.pipeline.raw_names as raw_names  # noqa: PLC0415
+
+    monkeypatch.setattr(raw_names, "_NAMES", 2)
+    lists = [tools(f"list{n}") for n in range(4)]
+    decoder = Decoder(SETTINGS)
+    for n, listed in enumerate(lists):
+        hold(decoder, encode([("pattern", f"first {n}"), ("tools", listed)]))
+    body = encode([("pattern", "again"), ("tools", lists[0])])  # its depth forgotten by now
+    sizes = scanned(monkeypatch)
+    for _ in "ab":
+        assert decoder.decode(body, SEARCH_PATH)[1].tools.key
+    assert [n == len(body) for n in sizes] == [True, False]
 
 
 FIELDS = st.lists(

@@ -15,10 +15,10 @@ list's bytes at the place its ``"tools"`` key points to, the body is decoded wit
 holding a mark instead (``Decoder._resent``). When the mark, found once, is the head's
 ``tools``, the place was the top-level ``tools`` value, and the rest of the body reads as it
 would around the list (JSON reads each value from the same state, whatever value stands
-before it); otherwise, or on any error, the whole body is decoded as usual. Only lists whose
-tools were decoded and checked and that nest at most ``raw_names.SHALLOW`` deep are found so
-(``RawNames.loaded``): far from the decoder's own depth limit, such a list cannot be what
-makes the whole decode fail.
+before it); otherwise, or on any error, the whole body is decoded as usual. Only lists that
+nest at most ``raw_names.SHALLOW`` deep are found so: far from the decoder's own depth limit,
+such a list cannot be what makes the whole decode fail, and its tools decode from the same
+bytes either way.
 
 The contract comes from the path; on the compress path a body that fails that contract's
 decode and has ``pattern`` but no ``query`` (Context Gateway v0.5.2) is the search
@@ -143,7 +143,7 @@ class Decoder:
 
     def _resent(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource] | None:
         """The body's contract and head decoded with ``_MARK`` where ``RawNames.resent``
-        finds a loaded list, and that list named, when the mark, found once in that body, is
+        finds a held list, and that list named, when the mark, found once in that body, is
         its top-level ``tools`` and the contract is the list's (see the module); ``None``
         otherwise, the whole body's own decode then saying what it says."""
         found = self._names.resent(body) if self._name_by_bytes else []
@@ -195,8 +195,6 @@ class Decoder:
             raise bad_request(exc, "$.tools") from exc
         tools = sent if contract.to_tool is None else [contract.to_tool(t) for t in sent]
         _check_tools(tools, self._settings)
-        if self._name_by_bytes and len(raw) >= MIN_RAW_KEY_BYTES:
-            self._names.loaded(contract.name, raw)
         return tools
 
 

@@ -7,10 +7,11 @@ the name the decoder gives it (``raw:<contract>:<sha1>``) from a held copy of th
 hashing. ``RawNames.resent`` finds a held list in a new body at the place its ``"tools"``
 key points to, by the bytes alone: the decoder then reads that body's other fields without
 the list (``decoding.Decoder``), and checks that the place was the top-level ``tools``. Only a
-list whose tools were decoded and checked, and whose arrays and objects nest at most
-``SHALLOW`` deep, is found so (``RawNames.loaded``): a list refused, or deep enough to come
-near the JSON decoder's own limit (which counts the stack), is decoded whole each time, so
-its error is what it was. Equal bytes or a hash: never a name by a partial match.
+list whose arrays and objects nest at most ``SHALLOW`` deep is found so (measured when the
+list is first named, ``json_depth``): a list deep enough to come near the JSON decoder's own
+limit (which counts the stack) is decoded whole each time, so its error is what it was. A
+list whose tools fail their checks fails them alike either way: its tools are decoded from
+the same bytes. Equal bytes or a hash: never a name by a partial match.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ _Probe = tuple[str, int, bytes, bytes]
 _ENDS = 64
 #: What a held list costs besides its bytes: its probe's two ends, its name, the map's node.
 _OVERHEAD = 512
-#: Lists ``resent`` can find, the least recently found or loaded dropped first (about 1 MB
-#: of probes at most besides the held bytes), and the names known to be loaded.
+#: Lists ``resent`` can find, the least recently named or found dropped first (about 2.5 MB
+#: of probes at most besides the held bytes), and the names whose depth is known (a name
+#: dropped is measured again when next named).
 _PROBES, _NAMES = 4096, 8192
 #: The deepest nesting of a list ``resent`` finds (the decoder's limit is near 1,000 frames).
 SHALLOW = 64
@@ -47,8 +49,8 @@ class RawNames:
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._held: BoundedLRU[_Probe, tuple[bytes, str]] = BoundedLRU(capacity, _weight)
-        #: Per name, whether its tools were loaded and it is shallow (``loaded``).
-        self._found: BoundedLRU[str, bool] = BoundedLRU(_NAMES)
+        #: Per name, whether the list nests at most ``SHALLOW`` deep.
+        self._shallow: BoundedLRU[str, bool] = BoundedLRU(_NAMES)
         #: The probes ``resent`` looks at, by first bytes, and in the order they were used.
         self._starts: dict[bytes, set[_Probe]] = {}
         self._order: OrderedDict[_Probe, None] = OrderedDict()
@@ -62,31 +64,18 @@ class RawNames:
         probe = (contract, len(data), data[:_ENDS], data[-_ENDS:])
         held = self._held.get(probe)
         if held is None or held[0] != data:
-            key = raw_name(contract, data)
-            held = self._held.put_new(probe, (data, key))  # a copy held meanwhile stays
-            if held[0] != data:
-                return key
-        if self._found.get(held[1]):
-            self._index(probe)  # found again next time, though the index had dropped it
+            held = (data, raw_name(contract, data))
+            self._held.put(probe, held)  # a list of the same probe is replaced
+        shallow = self._shallow.get(held[1])
+        if shallow is None:
+            shallow = json_depth(data) <= SHALLOW
+            self._shallow.put(held[1], shallow)
+        if shallow:
+            self._index(probe)  # found from the next request on, though the index dropped it
         return held[1]
 
-    def loaded(self, contract: str, raw: msgspec.Raw | bytes) -> None:
-        """``raw``'s tools were decoded and checked: ``resent`` may find the list now, if
-        it is shallow. Call after ``name`` (as the catalog store does: it names, then loads)."""
-        if not self._capacity:
-            return
-        data = memoryview(raw)
-        probe = (contract, len(data), bytes(data[:_ENDS]), bytes(data[-_ENDS:]))
-        held = self._held.get(probe)
-        if held is None or held[0] != data:
-            return
-        shallow = json_depth(data) <= SHALLOW
-        self._found.put(held[1], shallow)
-        if shallow:
-            self._index(probe)
-
     def resent(self, body: bytes) -> list[tuple[int, bytes, str, str]]:
-        """The loaded lists whose bytes ``body`` holds where its first ``"tools"`` key
+        """The shallow held lists whose bytes ``body`` holds where its first ``"tools"`` key
         points: ``(where it starts, its bytes, its name, its contract)`` (the same bytes may
         be held under both contracts). Only the bytes are compared: whether that place is
         the top-level ``tools`` is the decoder's to check."""
@@ -101,7 +90,7 @@ class RawNames:
             if body[start + size - _ENDS : start + size] != last:
                 continue
             held = self._held.get(probe)
-            if held is not None and body.startswith(held[0], start) and self._found.get(held[1]):
+            if held is not None and body.startswith(held[0], start) and self._shallow.get(held[1]):
                 self._index(probe)
                 found.append((start, held[0], held[1], contract))
         return found
@@ -124,12 +113,13 @@ def json_depth(data: bytes | memoryview) -> int:
     string's edge unless an odd run of backslashes comes before it)."""
     b = np.frombuffer(data, dtype=np.uint8)
     quotes = np.flatnonzero(b == 34)
-    slashes = np.flatnonzero(b == 92)
-    if len(slashes):  # a quote is escaped by an odd run of backslashes right before it
-        after = quotes[(quotes > 0) & (b[np.maximum(quotes - 1, 0)] == 92)]
+    after = quotes[(quotes > 0) & (b[np.maximum(quotes - 1, 0)] == 92)]
+    if len(after):  # a quote is escaped by an odd run of backslashes right before it
+        slashes = np.flatnonzero(b == 92).astype(np.int32)
         first = np.ones(len(slashes), dtype=bool)  # where each run of backslashes begins
         first[1:] = np.diff(slashes) != 1
-        begins = slashes[np.maximum.accumulate(np.where(first, np.arange(len(slashes)), 0))]
+        runs = np.where(first, np.arange(len(slashes), dtype=np.int32), 0)
+        begins = slashes[np.maximum.accumulate(runs)]
         run = after - begins[np.searchsorted(slashes, after - 1)]
         edge = np.ones(len(quotes), dtype=bool)
         edge[np.searchsorted(quotes, after[run % 2 == 1])] = False
