@@ -292,6 +292,32 @@ def test_a_list_edited_in_the_middle_is_found_from_its_next_request(
     assert max(sizes) < len(body)
 
 
+def test_lists_of_the_same_length_and_ends_sent_in_turn_are_both_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    edited = [*HELD[:30], {**HELD[30], "name": "held_X0"}, *HELD[31:]]
+    decoder = held_decoder()
+    hold(decoder, encode([("pattern", "first"), ("tools", edited)]))
+    bodies = [
+        encode([("pattern", f"again {n}"), ("tools", x)]) for n, x in enumerate([HELD, edited])
+    ]
+    expected = [read(Decoder(SETTINGS), b) for b in bodies]
+    sizes = scanned(monkeypatch)
+    for _ in "abc":
+        assert [read(decoder, b) for b in bodies] == expected
+    assert max(sizes) < len(LIST)
+
+
+def test_a_number_and_its_prefix_keep_their_own_names() -> None:
+    long, short = b"1" * 5001, b"1" * 5000  # held under the two contracts, one a prefix
+    decoder = Decoder(SETTINGS)
+    assert decoder.decode(b'{"pattern": "p", "tools": ' + long + b"}", SEARCH_PATH)[1].tools.key
+    compress = b'{"query": "p", "tools": ' + short + b"}"
+    assert decoder.decode(compress, COMPRESS_PATH)[1].tools.key
+    body = b'{"query": "q", "tools": ' + long + b"}"
+    assert read(decoder, body, COMPRESS_PATH) == read(Decoder(SETTINGS), body, COMPRESS_PATH)
+
+
 def test_a_list_whose_depth_was_forgotten_is_measured_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

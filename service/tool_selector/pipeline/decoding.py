@@ -149,7 +149,7 @@ class Decoder:
         found = self._names.resent(body) if self._name_by_bytes else []
         if not found:
             return None
-        start, held = found[0][:2]  # every match is the same bytes at the same place
+        start, held = found[0][:2]
         rest = body[:start] + _MARK + body[start + len(held) :]
         if rest.count(_MARK) != 1:
             return None
@@ -157,7 +157,7 @@ class Decoder:
             contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
         except BadRequest:
             return None
-        named = [name for *_, name, held_contract in found if held_contract == contract.name]
+        named = [n for _, b, n, c in found if c == contract.name and (b is held or b == held)]
         if bytes(head.tools) != _MARK or not named:
             return None
         load = partial(self._tools, contract, msgspec.Raw(held))

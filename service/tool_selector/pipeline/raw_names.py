@@ -11,7 +11,9 @@ list whose arrays and objects nest at most ``SHALLOW`` deep is found so (measure
 list is first named, ``json_depth``): a list deep enough to come near the JSON decoder's own
 limit (which counts the stack) is decoded whole each time, so its error is what it was. A
 list whose tools fail their checks fails them alike either way: its tools are decoded from
-the same bytes. Equal bytes or a hash: never a name by a partial match.
+the same bytes. A list that held a lone surrogate escape is held as the decoder rewrote it,
+so it is never found in a body (decoded whole, as before). Equal bytes or a hash: never a
+name by a partial match.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ class RawNames:
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
-        self._held: BoundedLRU[_Probe, tuple[bytes, str]] = BoundedLRU(capacity, _weight)
+        #: Per probe, the lists held under it (``_PER_PROBE`` at most: lists of the same
+        #: length and ends, edited in the middle, sent in turn), each with its name.
+        self._held: BoundedLRU[_Probe, _Lists] = BoundedLRU(capacity, _weight)
         #: Per name, whether the list nests at most ``SHALLOW`` deep.
         self._shallow: BoundedLRU[str, bool] = BoundedLRU(_NAMES)
         #: The probes ``resent`` looks at, by first bytes, and in the order they were used.
@@ -62,17 +66,18 @@ class RawNames:
             return raw_name(contract, raw)
         data = bytes(raw)
         probe = (contract, len(data), data[:_ENDS], data[-_ENDS:])
-        held = self._held.get(probe)
-        if held is None or held[0] != data:
-            held = (data, raw_name(contract, data))
-            self._held.put(probe, held)  # a list of the same probe is replaced
-        shallow = self._shallow.get(held[1])
+        lists = self._held.get(probe) or ()
+        name = next((n for b, n in lists if b == data), None)
+        if name is None:
+            name = raw_name(contract, data)
+            self._held.put(probe, (*lists[len(lists) + 1 - _PER_PROBE :], (data, name)))
+        shallow = self._shallow.get(name)
         if shallow is None:
             shallow = json_depth(data) <= SHALLOW
-            self._shallow.put(held[1], shallow)
+            self._shallow.put(name, shallow)
         if shallow:
             self._index(probe)  # found from the next request on, though the index dropped it
-        return held[1]
+        return name
 
     def resent(self, body: bytes) -> list[tuple[int, bytes, str, str]]:
         """The shallow held lists whose bytes ``body`` holds where its first ``"tools"`` key
@@ -89,10 +94,10 @@ class RawNames:
             contract, size, _, last = probe
             if body[start + size - _ENDS : start + size] != last:
                 continue
-            held = self._held.get(probe)
-            if held is not None and body.startswith(held[0], start) and self._shallow.get(held[1]):
-                self._index(probe)
-                found.append((start, held[0], held[1], contract))
+            for data, name in self._held.get(probe) or ():
+                if body.startswith(data, start) and self._shallow.get(name):
+                    self._index(probe)
+                    found.append((start, data, name, contract))
         return found
 
     def _index(self, probe: _Probe) -> None:
@@ -136,5 +141,10 @@ def raw_name(contract: str, data: bytes | msgspec.Raw) -> str:
     return f"raw:{contract}:{hashlib.sha1(data, usedforsecurity=False).hexdigest()}"
 
 
-def _weight(held: tuple[bytes, str]) -> int:
-    return len(held[0]) + _OVERHEAD
+_Lists = tuple[tuple[bytes, str], ...]
+#: Lists held under one probe at most.
+_PER_PROBE = 4
+
+
+def _weight(lists: _Lists) -> int:
+    return sum(len(data) + _OVERHEAD for data, _ in lists)
