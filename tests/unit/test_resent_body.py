@@ -308,6 +308,20 @@ def test_lists_of_the_same_length_and_ends_sent_in_turn_are_both_found(
     assert max(sizes) < len(LIST)
 
 
+def test_the_newest_list_of_a_probe_is_held_when_two_do_not_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    edited = [*HELD[:30], {**HELD[30], "name": "held_X0"}, *HELD[31:]]
+    first = encode([("pattern", "first"), ("tools", HELD)])
+    decoder = hold(Decoder(Settings(raw_names_bytes=len(LIST) * 3 // 2)), first)
+    hold(decoder, encode([("pattern", "first"), ("tools", edited)]))
+    body = encode([("pattern", "again"), ("tools", edited)])
+    expected = read(Decoder(SETTINGS), body)
+    sizes = scanned(monkeypatch)
+    assert read(decoder, body) == expected
+    assert max(sizes) < len(LIST)
+
+
 def test_a_number_and_its_prefix_keep_their_own_names() -> None:
     long, short = b"1" * 5001, b"1" * 5000  # held under the two contracts, one a prefix
     decoder = Decoder(SETTINGS)

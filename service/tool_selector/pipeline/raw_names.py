@@ -70,7 +70,10 @@ class RawNames:
         name = next((n for b, n in lists if b == data), None)
         if name is None:
             name = raw_name(contract, data)
-            self._held.put(probe, (*lists[len(lists) + 1 - _PER_PROBE :], (data, name)))
+            held = (*lists[len(lists) + 1 - _PER_PROBE :], (data, name))
+            while len(held) > 1 and _weight(held) > self._capacity:
+                held = held[1:]  # the newest kept, the oldest dropped, within the bytes
+            self._held.put(probe, held)
         shallow = self._shallow.get(name)
         if shallow is None:
             shallow = json_depth(data) <= SHALLOW
