@@ -97,11 +97,12 @@ class LearningUnavailable(ServiceUnavailable):
 
 
 #: Foreign exceptions a decoder raises, each with the code and detail a caller reads: the one
-#: table (``ValidationError`` is a ``DecodeError``, so it comes first).
+#: table, read in order (``ValidationError`` is a ``DecodeError``, so it comes first; bytes
+#: that are not UTF-8 come before any other ``DecodeError``: ``_bad_utf8``).
 _DECODE_ERRORS: tuple[tuple[type[Exception], str, Callable[[Exception], str]], ...] = (
     (msgspec.ValidationError, "invalid_request", str),
-    (msgspec.DecodeError, "malformed_json", lambda e: f"body is not valid JSON: {e}"),
     (UnicodeDecodeError, "invalid_utf8", lambda e: f"body is not valid UTF-8: {_reason(e)}"),
+    (msgspec.DecodeError, "malformed_json", lambda e: f"body is not valid JSON: {e}"),
     (RecursionError, "too_deep", lambda _: "JSON nesting is too deep"),
 )
 #: What a JSON decode may raise besides our own errors.
@@ -121,10 +122,8 @@ _HTTP_CODES = {
 def bad_request(exc: Exception, at: str = "") -> BadRequest:
     """A decode error (one of ``DECODE_ERRORS``) as our ``BadRequest``; ``at`` names where the
     decoded bytes sit in the body (``$.tools``) when they are only part of it."""
-    if _bad_utf8(exc):
-        return BadRequest("invalid_utf8", f"body is not valid UTF-8: {_reason(exc)}")
     for kind, code, detail in _DECODE_ERRORS:
-        if isinstance(exc, kind):
+        if _bad_utf8(exc) if kind is UnicodeDecodeError else isinstance(exc, kind):
             return BadRequest(
                 code, _located(detail(exc), at) if code == "invalid_request" else detail(exc)
             )

@@ -209,8 +209,7 @@ class Settings:
         32 * 1024 * 1024,
         "Bytes of recently sent tool lists kept beside their names, so a list resent byte for "
         "byte is found in its body and named by comparing its bytes instead of scanning and "
-        "hashing them (docs/performance.md); 0 scans "
-        "and hashes every list.",
+        "hashing them (docs/performance.md); 0 scans and hashes every list.",
         0,
     )
     pipeline: PipelineKind = _setting(

@@ -113,7 +113,7 @@ class Decoder:
         """Decode and validate ``body`` sent to ``path``; raises ``BadRequest``."""
         if not body.strip():
             raise BadRequest("empty_body", "request body is empty; send a JSON object")
-        contract, head, resent = self._head(body, path)
+        contract, head, resent = self._read_head(body, path)
         _check_head(head, self._settings, contract)
         sent: str = contract.read(head, "pattern")
         pattern, kind = self._pattern(sent)
@@ -132,14 +132,13 @@ class Decoder:
         )
         return contract, ask
 
-    def _head(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource | None]:
+    def _read_head(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource | None]:
         """The body's contract and decoded head, and the held tool list it resends as its
         top-level ``tools`` (``_resent``: the head then decoded without the list's bytes)."""
         resent = self._resent(body, path)
         if resent is not None:
             return resent
-        contract, head = decode_text(partial(_head, path=path), body, (BadRequest,))
-        return contract, head, None
+        return *_whole_head(body, path), None
 
     def _resent(self, body: bytes, path: str) -> tuple[Contract, Any, ToolSource] | None:
         """The body's contract and head decoded with ``_MARK`` where ``RawNames.resent``
@@ -154,7 +153,7 @@ class Decoder:
         if rest.count(_MARK) != 1:
             return None
         try:
-            contract, head = decode_text(partial(_head, path=path), rest, (BadRequest,))
+            contract, head = _whole_head(rest, path)
         except BadRequest:
             return None
         named = [n for _, b, n, c in found if c == contract.name and (b is held or b == held)]
@@ -200,6 +199,12 @@ class Decoder:
 
 def _unnamed() -> None:
     return None
+
+
+def _whole_head(body: bytes, path: str) -> tuple[Contract, Any]:
+    """``_head`` of ``body``, decoded once more with lone surrogate escapes rewritten when it
+    is refused and holds one (``surrogates.decode_text``)."""
+    return decode_text(partial(_head, path=path), body, (BadRequest,))
 
 
 def _head(body: bytes, path: str) -> tuple[Contract, Any]:

@@ -29,6 +29,9 @@ import numpy as np
 from tool_selector.lru import BoundedLRU
 
 _Probe = tuple[str, int, bytes, bytes]
+_Lists = tuple[tuple[bytes, str], ...]
+#: Lists held under one probe at most.
+_PER_PROBE = 4
 #: How many bytes of each end of a list pick the held copy its bytes are compared with.
 _ENDS = 64
 #: What a held list costs besides its bytes: its probe's two ends, its name, the map's node.
@@ -142,11 +145,6 @@ def json_depth(data: bytes | memoryview) -> int:
 def raw_name(contract: str, data: bytes | msgspec.Raw) -> str:
     """The name of a tool list by its bytes."""
     return f"raw:{contract}:{hashlib.sha1(data, usedforsecurity=False).hexdigest()}"
-
-
-_Lists = tuple[tuple[bytes, str], ...]
-#: Lists held under one probe at most.
-_PER_PROBE = 4
 
 
 def _weight(lists: _Lists) -> int:
