@@ -4,7 +4,8 @@ choice the others alone make."""
 
 from __future__ import annotations
 
-from tool_selector.offline.evaluation.learn_grid import Candidate, choose, row
+from tool_selector.offline.evaluation.learn_grid import Candidate, candidates, choose, row
+from tool_selector.ranking.fitted import SHIPPED
 
 BOLD, SAFE = Candidate(12.0, 1.0), Candidate(12.0, 2.0)
 GAINS = {
@@ -34,5 +35,17 @@ def test_a_lower_r5_disqualifies_too_and_none_may_qualify() -> None:
 
 def test_a_row_names_the_candidate_and_every_set() -> None:
     line = row(BOLD, GAINS[BOLD])
-    assert line.startswith("weight 12, support 1: 10% wrong: mean R@1 +3.90")
+    assert line.startswith("weight 12, support 1, lone 0.1: 10% wrong: mean R@1 +3.90")
     assert "azure -0.8/+0.9" in line
+
+
+def test_every_candidate_is_the_service_rules_with_its_constants() -> None:
+    grid = candidates()
+    assert len(set(grid)) == len(grid)
+    damped = Candidate(12.0, 1.0, 2.0)
+    assert damped in grid
+    assert damped.name == "weight 12, support 1, lone 2"
+    rules = damped.rules()
+    assert rules.hybrid.learn_weight == rules.static.learn_weight == 12.0
+    assert (rules.learn.support, rules.learn.lone) == (1.0, 2.0)
+    assert rules.learn.radius == SHIPPED.learn.radius

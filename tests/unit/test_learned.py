@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tool_selector.ranking.fitted import LEARN
 from tool_selector.ranking.learned import (
     SECONDS_PER_DAY,
     Called,
@@ -131,14 +132,31 @@ def test_a_tool_never_shown_in_the_scope_has_no_slot() -> None:
     assert tool_identity("get_key", "Get a key, now with versions") != A
 
 
-def test_at_the_shipped_support_one_call_alone_moves_nothing_and_two_do() -> None:
-    """A single wrong call cannot lift a tool: the service's rule wants two near events."""
-    shipped = LearnRule()
-    assert shipped.support == 2.0
+def test_at_the_shipped_rule_one_call_alone_weighs_at_most_a_half_and_two_near_all() -> None:
+    """A single wrong call lifts a tool only so far: the service's rule damps a tool one
+    near event alone called by a prior of 1 (its column at most 1/2); two calls count whole."""
+    shipped = LEARN
+    assert (shipped.support, shipped.lone, shipped.prior) == (1.0, 1.0, 0.1)
     one = [event(UNIT[0], "get the vault key", (B,))]
     got = scores(one, "get the vault key", UNIT[0], shipped)
-    assert got is None or got[1] <= 0.0
+    assert got is not None
+    assert 0.0 < got[1] <= 1 / 2
     two = [*one, event(UNIT[0], "get the vault key", (B,), caller="other")]
     again = scores(two, "get the vault key", UNIT[0], shipped)
     assert again is not None
-    assert again[1] > 0.0
+    assert again[1] > 0.9
+
+
+def test_a_tool_one_near_event_called_is_damped_by_the_lone_prior() -> None:
+    rule = replace(RULE, lone=2.0)
+    one = [event(UNIT[0], "get the vault key", (A,))]
+    two = [*one, event(UNIT[0], "get the vault key", (A,))]
+    lone, plain = (
+        scores(one, "get the vault key", UNIT[0], rule),
+        scores(one, "get the vault key", UNIT[0]),
+    )
+    assert lone is not None
+    assert plain is not None
+    assert 0 < lone[0] < plain[0] / 2
+    both = scores(two, "get the vault key", UNIT[0], rule)
+    assert both == scores(two, "get the vault key", UNIT[0])  # two calls: ``prior`` alone

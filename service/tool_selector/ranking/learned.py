@@ -9,7 +9,8 @@ votes for every tool it showed, in the scope's own words::
     called   = sum of w over the events that showed the tool and saw it called (0 unless at
                least ``support`` of them did)
     ignored  = sum of w over the events that showed it and saw another tool (or none) called
-    learned  = (called - negative * ignored) / (W + prior)
+    learned  = (called - negative * ignored) / (W + prior), ``lone`` in place of ``prior``
+               for a tool one event alone called
 
 - ``cos`` over the first model's unit vectors; only events at ``radius`` or nearer vote, so
   a pattern of another need moves nothing (a vote among near patterns: Ratel's graph from
@@ -21,8 +22,9 @@ votes for every tool it showed, in the scope's own words::
   often and not called for a kind of need sinks for it, a sibling that was shown beside the
   one called included; a popular tool gains only where it was called.
 - a tool's column is its share of the near votes, less its share of ignored ones, so the
-  tool most near patterns called leads; ``prior`` damps little support; ``decay`` halves a
-  vote's weight every ``half_life`` days.
+  tool most near patterns called leads; ``prior`` damps little support, ``lone`` a single
+  call (as likely wrong as the model's calls are); ``decay`` halves a vote's weight every
+  ``half_life`` days.
 
 The fused score adds ``FusionParams.learn_weight * learned`` (``fusion.TERMS``). With no
 event near a pattern the column is absent and the answer is what it was with no evidence.
@@ -67,14 +69,16 @@ class LearnRule:
     """How near feedback votes (the module): ``radius``, the least cosine between two
     patterns for a vote; ``overlap``, the power of their IDF-weighted Jaccard; ``negative``,
     a shown-and-not-called vote's weight against a called one; ``prior``, vote weight that
-    damps a little support; ``support``, the least near events that called a tool before it
-    gains (at 2, one event alone, a wrong call, moves nothing);
+    damps a little support; ``lone``, the same for a tool one near event alone called (a
+    call that is as likely wrong as the model's calls are); ``support``, the least near
+    events that called a tool before it gains (at 2, one event alone moves nothing);
     ``keep``, how long feedback counts. The service's values: ``fitted.LEARN``."""
 
     radius: float = 0.6
     overlap: float = 2.0
     negative: float = 0.0
     prior: float = 0.1
+    lone: float = 0.1
     support: float = 2.0
     keep: Keep = Keep()
 
@@ -224,7 +228,8 @@ def learned_scores(
         called[evidence.called[i]] += w
         agreeing[evidence.called[i]] += 1
     called[agreeing < rule.support] = 0.0
-    score = (called - rule.negative * (shown - called)) / (float(sum(votes[1])) + rule.prior)
+    prior = np.where(agreeing == 1, rule.lone, rule.prior)
+    score = (called - rule.negative * (shown - called)) / (float(sum(votes[1])) + prior)
     out = np.zeros(len(slots), np.float32)
     known = slots >= 0
     out[known] = score[slots[known]]

@@ -1,11 +1,12 @@
 """How the learned arm's constants were chosen: ``python -m
 tool_selector.offline.evaluation.learn_grid`` (offline only; the server never imports it).
 
-Each candidate (the learned term's weight in the fusion, ``FusionParams.learn_weight``, and
-the least near events that called a tool, ``LearnRule.support``) replays every set's dev
-traffic and measures the dev half it did not learn from (``learn.LearnEval``, ``--split
-dev``), with 10% and with 30% of the simulated model's calls wrong. A candidate qualifies on
-a group of sets when no set's R@1 or R@5 is lower at either share; the choice is the
+Each candidate (the learned term's weight in the fusion, ``FusionParams.learn_weight``; the
+least near events that called a tool, ``LearnRule.support``; and the prior that damps a
+tool one near event alone called, ``LearnRule.lone``) replays every set's dev traffic and
+measures the dev half it did not learn from (``learn.LearnEval``, ``--split dev``), with
+10% and with 30% of the simulated model's calls wrong. A candidate qualifies on a group of
+sets when no set's R@1 or R@5 is lower at either share; the choice is the
 qualifying candidate with the best mean R@1 gain. Printed: every candidate's gains per set,
 the choice on all seven sets (the service's ``fitted.LEARN`` and ``LEARN_WEIGHT``), and, per
 set, the choice made on the other six sets' dev alone (leave-one-set-out: a constant that
@@ -18,7 +19,10 @@ import argparse
 import itertools
 import sys
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+
+from threadpoolctl import threadpool_limits
 
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.offline.evaluation.dataset import (
@@ -28,12 +32,13 @@ from tool_selector.offline.evaluation.dataset import (
     load_dataset,
 )
 from tool_selector.offline.evaluation.learn import LearnEval, Traffic, sampled
-from tool_selector.ranking.fitted import SHIPPED
+from tool_selector.ranking.fitted import SHIPPED, Rules
 from tool_selector.ranking.glossary import default_glossary
 from tool_selector.settings import Settings
 
-WEIGHTS = (8.0, 12.0)
-SUPPORTS = (1.0, 2.0, 3.0)
+WEIGHTS = (12.0,)
+#: (support, lone): two near calls wanted, or one whose lone prior damps it (0.1: as two).
+VOTES = ((2.0, 0.1), (1.0, 0.1), (1.0, 1.0), (1.0, 2.0), (1.0, 4.0))
 WRONG = (0.1, 0.3)
 
 
@@ -43,41 +48,69 @@ class Candidate:
 
     weight: float
     support: float
+    lone: float = 0.1
 
     @property
     def name(self) -> str:
-        return f"weight {self.weight:g}, support {self.support:g}"
+        return f"weight {self.weight:g}, support {self.support:g}, lone {self.lone:g}"
+
+    def rules(self) -> Rules:
+        """The service's rules with this candidate's constants."""
+        return replace(
+            SHIPPED,
+            hybrid=replace(SHIPPED.hybrid, learn_weight=self.weight),
+            static=replace(SHIPPED.static, learn_weight=self.weight),
+            cross=replace(SHIPPED.cross, learn_weight=self.weight),
+            learn=replace(SHIPPED.learn, support=self.support, lone=self.lone),
+        )
+
+
+def candidates() -> list[Candidate]:
+    """Every candidate of the grid."""
+    return [Candidate(w, support, lone) for w in WEIGHTS for support, lone in VOTES]
 
 
 #: Per candidate, per traffic's wrong share, per set: (R@1 gain, R@5 gain) in points.
 Gains = Mapping[Candidate, Mapping[float, Mapping[str, tuple[float, float]]]]
 
 
-def measure(datasets: Sequence[Dataset], candidates: Sequence[Candidate]) -> Gains:
-    """Every candidate under every wrong share on every set's dev halves."""
+def measure(datasets: Sequence[Dataset], grid: Sequence[Candidate], jobs: int = 1) -> Gains:
+    """Every candidate under every wrong share on every set's dev halves, ``jobs`` candidates
+    at a time (each in its own process, with its own encoder)."""
+    gains: dict[Candidate, dict[float, dict[str, tuple[float, float]]]] = {}
+    if jobs <= 1:
+        done = map(_measured, grid, itertools.repeat(datasets))
+        for c, by_wrong in done:
+            gains[c] = by_wrong
+            _print(row(c, by_wrong))
+        return gains
+    with ProcessPoolExecutor(jobs) as pool:
+        for c, by_wrong in pool.map(_measured, grid, itertools.repeat(datasets)):
+            gains[c] = by_wrong
+            _print(row(c, by_wrong))
+    return gains
+
+
+def _measured(
+    c: Candidate, datasets: Sequence[Dataset]
+) -> tuple[Candidate, dict[float, dict[str, tuple[float, float]]]]:
+    """One candidate's gains: per wrong share, per set, (R@1 gain, R@5 gain)."""
+    threadpool_limits(limits=1, user_api="blas")  # one core a candidate (``--jobs``)
     encoder, glossary = encoder_from_settings(Settings()), default_glossary()
     if encoder is None:
         raise ValueError("the grid needs an encoder")
-    gains: dict[Candidate, dict[float, dict[str, tuple[float, float]]]] = {}
-    for c in candidates:
-        rules = replace(
-            SHIPPED,
-            hybrid=replace(SHIPPED.hybrid, learn_weight=c.weight),
-            static=replace(SHIPPED.static, learn_weight=c.weight),
-            cross=replace(SHIPPED.cross, learn_weight=c.weight),
-            learn=replace(SHIPPED.learn, support=c.support),
-        )
-        run = LearnEval(encoder, rules, glossary=glossary)
-        for wrong, data in itertools.product(WRONG, datasets):
-            r = run.run(data, "dev", Traffic(wrong))
-            (b1, b5), (a1, a5) = r.before.percent(), r.after.percent()
-            gains.setdefault(c, {}).setdefault(wrong, {})[data.name] = (
-                round(a1 - b1, 1),
-                round(a5 - b5, 1),
-            )
-        sys.stdout.write(row(c, gains[c]) + "\n")
-        sys.stdout.flush()
-    return gains
+    run = LearnEval(encoder, c.rules(), glossary=glossary)
+    by_wrong: dict[float, dict[str, tuple[float, float]]] = {}
+    for wrong, data in itertools.product(WRONG, datasets):
+        r = run.run(data, "dev", Traffic(wrong))
+        (b1, b5), (a1, a5) = r.before.percent(), r.after.percent()
+        by_wrong.setdefault(wrong, {})[data.name] = (round(a1 - b1, 1), round(a5 - b5, 1))
+    return c, by_wrong
+
+
+def _print(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def choose(gains: Gains, sets: Sequence[str]) -> Candidate | None:
@@ -112,14 +145,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.learn_grid")
     p.add_argument("--limit", type=int, default=6000, help="most queries per set (default 6000)")
     p.add_argument("--dataset", action="append", choices=DATASETS, help="a set (default: all)")
+    p.add_argument("--jobs", type=int, default=1, help="candidates measured at once (default 1)")
     args = p.parse_args(argv)
     bench = default_bench_dir()
     sets = sampled([load_dataset(bench, name) for name in args.dataset or DATASETS], args.limit)
-    candidates = [Candidate(w, s) for w in WEIGHTS for s in SUPPORTS]
     sys.stdout.write(
         f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}`\n"
     )
-    gains = measure(sets, candidates)
+    gains = measure(sets, candidates(), args.jobs)
     names = [d.name for d in sets]
     chosen = choose(gains, names)
     sys.stdout.write(f"chosen on every set's dev: {chosen.name if chosen else 'none qualifies'}\n")
