@@ -49,3 +49,8 @@ def test_every_candidate_is_the_service_rules_with_its_constants() -> None:
     assert rules.hybrid.learn_weight == rules.static.learn_weight == 12.0
     assert (rules.learn.support, rules.learn.lone) == (1.0, 2.0)
     assert rules.learn.radius == SHIPPED.learn.radius
+
+
+def test_no_set_left_to_choose_on_is_no_error() -> None:
+    """One set alone has no leave-one-set-out fold: choosing on none still answers."""
+    assert choose(GAINS, []) in GAINS

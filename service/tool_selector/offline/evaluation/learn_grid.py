@@ -20,6 +20,7 @@ import itertools
 import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from threadpoolctl import threadpool_limits
@@ -78,16 +79,12 @@ def measure(datasets: Sequence[Dataset], grid: Sequence[Candidate], jobs: int = 
     """Every candidate under every wrong share on every set's dev halves, ``jobs`` candidates
     at a time (each in its own process, with its own encoder)."""
     gains: dict[Candidate, dict[float, dict[str, tuple[float, float]]]] = {}
-    if jobs <= 1:
-        done = map(_measured, grid, itertools.repeat(datasets))
-        for c, by_wrong in done:
+    with ProcessPoolExecutor(jobs) if jobs > 1 else nullcontext() as pool:
+        mapper = map if pool is None else pool.map
+        for c, by_wrong in mapper(_measured, grid, itertools.repeat(datasets)):
             gains[c] = by_wrong
-            _print(row(c, by_wrong))
-        return gains
-    with ProcessPoolExecutor(jobs) as pool:
-        for c, by_wrong in pool.map(_measured, grid, itertools.repeat(datasets)):
-            gains[c] = by_wrong
-            _print(row(c, by_wrong))
+            sys.stdout.write(row(c, by_wrong) + "\n")
+            sys.stdout.flush()
     return gains
 
 
@@ -108,11 +105,6 @@ def _measured(
     return c, by_wrong
 
 
-def _print(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
 def choose(gains: Gains, sets: Sequence[str]) -> Candidate | None:
     """The qualifying candidate (no set of ``sets`` lower at any share) of best mean R@1."""
     qualifying = [
@@ -128,7 +120,7 @@ def choose(gains: Gains, sets: Sequence[str]) -> Candidate | None:
 def _mean(
     by_wrong: Mapping[float, Mapping[str, tuple[float, float]]], sets: Sequence[str]
 ) -> float:
-    return sum(by_wrong[w][s][0] for w in WRONG for s in sets) / (len(WRONG) * len(sets))
+    return sum(by_wrong[w][s][0] for w in WRONG for s in sets) / max(len(WRONG) * len(sets), 1)
 
 
 def row(c: Candidate, by_wrong: Mapping[float, Mapping[str, tuple[float, float]]]) -> str:
@@ -149,14 +141,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     bench = default_bench_dir()
     sets = sampled([load_dataset(bench, name) for name in args.dataset or DATASETS], args.limit)
+    jobs = f" --jobs {args.jobs}" if args.jobs > 1 else ""
     sys.stdout.write(
-        f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}`\n"
+        f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}{jobs}`\n"
     )
     gains = measure(sets, candidates(), args.jobs)
     names = [d.name for d in sets]
     chosen = choose(gains, names)
     sys.stdout.write(f"chosen on every set's dev: {chosen.name if chosen else 'none qualifies'}\n")
-    for held in names:
+    for held in names if len(names) > 1 else []:
         pick = choose(gains, [n for n in names if n != held])
         got = (
             " ".join(
