@@ -20,8 +20,8 @@ from tool_selector.ranking.learned import (
     tool_identity,
 )
 
-#: One near event is enough here, so each test below shows one mechanism; the shipped
-#: ``support`` (two events) has its own test at the end.
+#: One near event is enough here and counts undamped (``lone`` as ``prior``), so each test
+#: below shows one mechanism; the shipped rule (a lone call damped) has its own tests.
 RULE = LearnRule(support=1.0)
 NOW = 1_000_000.0
 UNIT = np.eye(4, dtype=np.float32)
@@ -160,3 +160,16 @@ def test_a_tool_one_near_event_called_is_damped_by_the_lone_prior() -> None:
     assert 0 < lone[0] < plain[0] / 2
     both = scores(two, "get the vault key", UNIT[0], rule)
     assert both == scores(two, "get the vault key", UNIT[0])  # two calls: ``prior`` alone
+
+
+def test_in_one_evidence_a_lone_call_is_damped_and_a_tool_called_twice_is_not() -> None:
+    rule = replace(RULE, lone=1.0)
+    events = [
+        event(UNIT[0], "get the vault key", (A,)),
+        event(UNIT[0], "get the vault key", (A,)),
+        event(UNIT[0], "get the vault key", (B,)),
+    ]
+    got = scores(events, "get the vault key", UNIT[0], rule)
+    assert got is not None
+    assert got[0] == pytest.approx(2 / 3.1, abs=1e-4)  # W + prior
+    assert got[1] == pytest.approx(1 / 4.0, abs=1e-4)  # W + lone

@@ -228,7 +228,8 @@ def learned_scores(
         called[evidence.called[i]] += w
         agreeing[evidence.called[i]] += 1
     called[agreeing < rule.support] = 0.0
-    prior = np.where(agreeing == 1, rule.lone, rule.prior)
+    lone = (agreeing == 1) & (agreeing >= rule.support)  # one call, and it counts
+    prior = np.where(lone, rule.lone, rule.prior)
     score = (called - rule.negative * (shown - called)) / (float(sum(votes[1])) + prior)
     out = np.zeros(len(slots), np.float32)
     known = slots >= 0
