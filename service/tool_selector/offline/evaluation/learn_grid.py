@@ -16,6 +16,7 @@ wins only with the set in the choice is not what a new deployment gets).
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from threadpoolctl import threadpool_limits
 
+from tool_selector.embeddings.encoder import Encoder
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.offline.evaluation.dataset import (
     DATASETS,
@@ -34,7 +36,7 @@ from tool_selector.offline.evaluation.dataset import (
 )
 from tool_selector.offline.evaluation.learn import LearnEval, Traffic, sampled
 from tool_selector.ranking.fitted import SHIPPED, Rules
-from tool_selector.ranking.glossary import default_glossary
+from tool_selector.ranking.glossary import Glossary, default_glossary
 from tool_selector.settings import Settings
 
 WEIGHTS = (12.0,)
@@ -92,10 +94,7 @@ def _measured(
     c: Candidate, datasets: Sequence[Dataset]
 ) -> tuple[Candidate, dict[float, dict[str, tuple[float, float]]]]:
     """One candidate's gains: per wrong share, per set, (R@1 gain, R@5 gain)."""
-    threadpool_limits(limits=1, user_api="blas")  # one core a candidate (``--jobs``)
-    encoder, glossary = encoder_from_settings(Settings()), default_glossary()
-    if encoder is None:
-        raise ValueError("the grid needs an encoder")
+    encoder, glossary = _models()
     run = LearnEval(encoder, c.rules(), glossary=glossary)
     by_wrong: dict[float, dict[str, tuple[float, float]]] = {}
     for wrong, data in itertools.product(WRONG, datasets):
@@ -103,6 +102,17 @@ def _measured(
         (b1, b5), (a1, a5) = r.before.percent(), r.after.percent()
         by_wrong.setdefault(wrong, {})[data.name] = (round(a1 - b1, 1), round(a5 - b5, 1))
     return c, by_wrong
+
+
+@functools.cache
+def _models() -> tuple[Encoder, Glossary]:
+    """The encoder and glossary every candidate of this process reads, loaded once (a worker
+    of ``--jobs`` measures several candidates), BLAS on one core a process."""
+    threadpool_limits(limits=1, user_api="blas")
+    encoder = encoder_from_settings(Settings())
+    if encoder is None:
+        raise ValueError("the grid needs an encoder")
+    return encoder, default_glossary()
 
 
 def choose(gains: Gains, sets: Sequence[str]) -> Candidate | None:
