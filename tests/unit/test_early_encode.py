@@ -115,6 +115,44 @@ def test_the_answer_is_the_one_without_the_early_start() -> None:
         assert (a.ranking, a.path) == (b.ranking, b.path)
 
 
+def test_the_first_models_work_runs_while_the_second_still_encodes() -> None:
+    second = Second(held="post to slack")
+    both = Ensemble((HashingEncoder(), second))
+    vectors = QueryVectors(BoundedLRU(100))
+    ahead = vectors.early(both, "post to slack")
+    seen: list[tuple[FloatArray, bool]] = []
+
+    def meanwhile(first: FloatArray) -> None:  # the second model is held: still encoding
+        seen.append((first, second.gate.is_set()))
+        second.gate.set()
+
+    vec, cached = vectors.vector(both, "post to slack", ahead=ahead, meanwhile=meanwhile)
+    assert len(seen) == 1
+    assert not seen[0][1]  # read before the second model was let go
+    own = encode_query(both.parts[0], ["post to slack"])[0]
+    np.testing.assert_array_equal(seen[0][0], own)
+    np.testing.assert_array_equal(
+        vec, both.combine([own, encode_query(second, ["post to slack"])[0]])
+    )
+    assert not cached
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+@pytest.mark.parametrize("windows", [(), (3,)])
+def test_the_first_parts_vector_read_early_is_the_one_read_from_the_joined(
+    parts: int, windows: tuple[int, ...]
+) -> None:
+    """``first_of`` (the bar read while the helper encodes) gives the same floats, bit for
+    bit, as ``first`` of the joined vector: the answers cannot move by a rounding."""
+    ensemble = Ensemble([HashingEncoder() for _ in range(parts)])
+    shape = (*windows, HashingEncoder.dim)
+    rng = np.random.default_rng(parts * 10 + len(windows))
+    for _ in range(200):
+        vectors = [rng.standard_normal(shape).astype(np.float32) for _ in range(parts)]
+        joined = ensemble.first(ensemble.combine(vectors))
+        np.testing.assert_array_equal(ensemble.first_of(vectors[0]), joined)
+
+
 def test_nothing_starts_early_while_another_request_encodes() -> None:
     second = Second(held="first pattern")
     both = Ensemble((HashingEncoder(), second))

@@ -193,6 +193,14 @@ class Ensemble:
         width = self.parts[0].dim
         return np.ascontiguousarray(vectors[..., :width] / self._scale, np.float32)
 
+    def first_of(self, vectors: FloatArray) -> FloatArray:
+        """What ``first`` gives back of joined vectors, from the first part's own ones (the
+        same floats: scaled, then scaled back), before the other parts' are read."""
+        if not self.several:
+            return vectors
+        joined = np.ascontiguousarray(vectors * self._scale, np.float32)  # as ``combine``
+        return np.ascontiguousarray(joined / self._scale, np.float32)  # as ``first``
+
     def encode(self, texts: Sequence[str]) -> FloatArray:
         return self.combine([p.encode(texts) for p in self.parts])
 

@@ -148,33 +148,50 @@ class DenseArm:
                     )
             if tools.matrix is None:
                 return replace(columns, tools=tools)
-            spans = request.pattern.spans if _in_context(src.rules) else ()
-            qvec, cached = src.queries.vector(encoders, request.pattern.words, spans, request.ahead)
+            qvec, cached, bar = self._query(request, encoders, tools.matrix)
             scores = cosine_scores(qvec, tools.matrix)
-            bar = _first_cosines(encoders, qvec, encoders, found.entry, tools.matrix)
         made = Provenance("dense", encoders.parts, embedded)
         answer = Cosines(
             scores, src.rules.hybrid, "hybrid", tools.matrix, encoders, made, cached, bar
         )
         return replace(columns, cosines=answer, tools=tools)
 
+    def _query(
+        self, request: ArmRequest, encoders: Ensemble, matrix: FloatArray
+    ) -> tuple[FloatArray, bool, FloatArray | None]:
+        """The pattern's query vector, whether it was cached, and the relevance bar's
+        cosines (``_first_cosines``), those read from the first model's vector while the
+        helper still encodes the others (``QueryVectors.vector``'s ``meanwhile``)."""
+        entry, early = request.found.entry, list[FloatArray | None]()
+
+        def bar(first: FloatArray) -> None:
+            first = encoders.first_of(first)
+            early.append(_first_cosines(encoders, first, encoders, entry, matrix))
+
+        spans = request.pattern.spans if _in_context(self.sources.rules) else ()
+        words, ahead = request.pattern.words, request.ahead
+        qvec, cached = self.sources.queries.vector(encoders, words, spans, ahead, bar)
+        if early:
+            return qvec, cached, early[0]
+        return qvec, cached, _first_cosines(encoders, encoders.first(qvec), encoders, entry, matrix)
+
 
 def _first_cosines(
     models: Ensemble,
-    qvec: FloatArray,
+    first: FloatArray,
     tools: Ensemble,
     entry: CatalogEntry,
     joined: FloatArray,
 ) -> FloatArray | None:
     """The first model's cosines inside a mean's answer (the relevance bar's floors are its):
-    the first part of ``models``' query vector against the first part of ``tools``' matrix
-    (the models' own on the dense arm, the static tables on the cold path), the one kept on
-    the entry when there is one (slicing the joined matrix copied 4,000 x 384 floats a
-    request); ``None`` for a single model."""
+    ``first``, the first part of ``models``' query vector (``Ensemble.first``), against the
+    first part of ``tools``' matrix (the models' own on the dense arm, the static tables on
+    the cold path), the one kept on the entry when there is one (slicing the joined matrix
+    copied 4,000 x 384 floats a request); ``None`` for a single model."""
     if not models.several:
         return None
     own = entry.matrix(tools.primary.model_id)
-    return cosine_scores(models.first(qvec), tools.first(joined) if own is None else own)
+    return cosine_scores(first, tools.first(joined) if own is None else own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +226,11 @@ class StaticArm:
                 encoder, params = models, src.rules.cross
                 qvec, cached = src.queries.vector(models, request.pattern.words, (), request.ahead)
             scores = cosine_scores(qvec, matrix)
-            bar = None if models is None else _first_cosines(models, qvec, tables, entry, matrix)
+            bar = (
+                None
+                if models is None
+                else _first_cosines(models, models.first(qvec), tables, entry, matrix)
+            )
         read_by = tables.parts + (() if models is None else models.parts)
         made = Provenance("static", read_by, "none")
         answer = Cosines(scores, params, "static", matrix, encoder, made, cached, bar)

@@ -18,7 +18,7 @@ either way.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -31,6 +31,8 @@ _Key = tuple[str, str, tuple[tuple[int, int], ...]]
 #: The vectors the helper is encoding ahead of one request (``QueryVectors.early``), by
 #: model, pattern and clauses: the request's own, each taken once by its ``vector``.
 Ahead = dict[_Key, Future[tuple[FloatArray, bool]]]
+#: Work on the first model's query vector while the later ones are read (``vector``).
+Meanwhile = Callable[[FloatArray], None]
 
 
 class QueryVectors:
@@ -42,17 +44,24 @@ class QueryVectors:
         self._encoding, self._lock = 0, threading.Lock()
 
     def vector(
-        self, encoders: Ensemble, pattern: str, spans: Spans = (), ahead: Ahead | None = None
+        self,
+        encoders: Ensemble,
+        pattern: str,
+        spans: Spans = (),
+        ahead: Ahead | None = None,
+        meanwhile: Meanwhile | None = None,
     ) -> tuple[FloatArray, bool]:
         """The pattern's vector (d,), or one per window (w, d) for a long pattern, and
         whether every part's came from the cache: the parts' joined (``Ensemble.combine``),
         or the ensemble's own when a caller cached it whole (``lint.probes.prefill``).
-        ``ahead``: the request's parts the helper is encoding (``early``)."""
+        ``ahead``: the request's parts the helper is encoding (``early``). ``meanwhile``:
+        called in this thread with the first part's vector once it is read, before the
+        others are waited for (work that needs only it runs while the helper encodes)."""
         if encoders.several:
             whole = self.cache.get((encoders.model_id, pattern))
             if whole is not None:
                 return whole, True
-        got = self._parts(encoders, pattern, spans, ahead)
+        got = self._parts(encoders, pattern, spans, ahead, meanwhile)
         return encoders.combine([v for v, _ in got]), all(c for _, c in got)
 
     def one(
@@ -148,24 +157,46 @@ class QueryVectors:
         return self._helper
 
     def _parts(
-        self, encoders: Ensemble, pattern: str, spans: Spans, ahead: Ahead | None
+        self,
+        encoders: Ensemble,
+        pattern: str,
+        spans: Spans,
+        ahead: Ahead | None,
+        meanwhile: Meanwhile | None,
     ) -> list[tuple[FloatArray, bool]]:
         """Each part's ``one``: the parts after the first on the helper thread while no
         other request is encoding, else one after another in this thread (a part the
-        helper is encoding ``ahead`` is taken from it either way)."""
+        helper is encoding ``ahead`` is taken from it either way); ``meanwhile`` of the
+        first part's vector before the others are read or waited for."""
         first, rest = encoders.parts[0], encoders.parts[1:]
         if not rest:
-            return [self.one(first, pattern, spans, ahead)]
+            return [self._first(first, pattern, spans, ahead, meanwhile)]
         with self._lock:
             self._encoding += 1
             helper = self._pool() if self._encoding == 1 else None
         try:
             if helper is None:
-                return [self.one(part, pattern, spans, ahead) for part in encoders.parts]
+                got = self._first(first, pattern, spans, ahead, meanwhile)
+                return [got, *(self.one(part, pattern, spans, ahead) for part in rest)]
             later = [helper.submit(self.one, part, pattern, spans, ahead) for part in rest]
-            return [self.one(first, pattern, spans, ahead), *(f.result() for f in later)]
+            got = self._first(first, pattern, spans, ahead, meanwhile)
+            return [got, *(f.result() for f in later)]
         finally:
             self._settle()
+
+    def _first(
+        self,
+        encoder: Encoder,
+        pattern: str,
+        spans: Spans,
+        ahead: Ahead | None,
+        meanwhile: Meanwhile | None,
+    ) -> tuple[FloatArray, bool]:
+        """The first part's ``one``, handed to ``meanwhile`` as soon as it is read."""
+        got = self.one(encoder, pattern, spans, ahead)
+        if meanwhile is not None:
+            meanwhile(got[0])
+        return got
 
 
 def _key(encoder: Encoder, pattern: str, spans: Spans) -> _Key:
