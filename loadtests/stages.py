@@ -1,0 +1,121 @@
+"""A new short request's answer, in process, stage by stage: ``python -m loadtests.stages``.
+
+Builds the service's state from the default settings (``http.app.build_state``, the encoders
+and tables ``make install`` placed), caps BLAS at one thread as the service does, sends a
+``--tools`` catalog of Seal-Tools tools until every encoder has embedded it, then decodes
+and selects each of the agent set's short requests (under 100 characters, never seen: the
+query cache cannot help; ``--rounds`` passes, each made new with a prefix word) one at a
+time, as the service's worker thread does. Prints p50 / p90 / p99 ms of the whole and of
+each stage the search log names (``stages_ms``).
+
+``--ab`` alternates, request by request, the shipped order with the relevance bar's
+cosines read after every query vector (the order before 2026-12-06: ``QueryVectors.vector``
+given no ``meanwhile``), so both see the same noise; the answers are the same either way.
+
+No HTTP (``loadtests.budget`` measures that); no test asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from loadtests import workload
+from loadtests.budget import agent_requests
+from tool_selector.embeddings.factory import encoder_from_settings
+from tool_selector.http.app import build_state
+from tool_selector.http.startup import limit_blas_threads, load_encoder
+from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.settings import Settings
+from tool_selector_client.wire import SEARCH_PATH
+
+Way = Callable[[bytes], dict[str, float]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tools", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ab", action="store_true", help="alternate with the bar read last")
+    args = parser.parse_args(argv)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
+    print(f"# command: PYTHONPATH=service:. python -m loadtests.stages {' '.join(argv or [])}")
+    select = _selector(args.tools)
+    patterns = agent_requests(random.Random(args.seed))
+    tools = workload.catalog(args.tools, offset=76)
+    bodies = [workload.body("please " * r + p, tools) for r in range(args.rounds) for p in patterns]
+    ways = {"shipped": select}
+    if args.ab:
+        ways["bar read last"] = _bar_last(select)
+    timed: dict[str, dict[str, list[float]]] = {w: defaultdict(list) for w in ways}
+    for n, body in enumerate(bodies):
+        way = list(ways)[n % len(ways)]
+        for stage, one in ways[way](body).items():
+            timed[way][stage].append(one)
+    print("| way | n | stage | p50 ms | p90 ms | p99 ms |")
+    print("|---|---:|---|---:|---:|---:|")
+    for way, stages in timed.items():
+        for stage, ms in stages.items():
+            print(
+                f"| {way} | {len(ms)} | {stage} | {_p(ms, 0.5):.2f} | {_p(ms, 0.9):.2f} "
+                f"| {_p(ms, 0.99):.2f} |"
+            )
+    return 0
+
+
+def _selector(size: int) -> Way:
+    """The service's decoder and selector, every encoder done with a ``size``-tool catalog:
+    a function from a body to its milliseconds, whole and per stage."""
+    state = build_state(Settings.from_env(os.environ), encoder_from_settings, CollectorRegistry())
+    load_encoder(state)
+    limit_blas_threads(state.settings.blas_threads or 1)
+    decoder, selector = state.decoder, state.selector
+    warm = workload.body("warm this catalog", workload.catalog(size, offset=76))
+    while selector.select(decoder.decode(warm, SEARCH_PATH)[1]).provenance.embedded != "complete":
+        time.sleep(0.5)
+
+    def select(body: bytes) -> dict[str, float]:
+        began = time.perf_counter()
+        outcome = selector.select(decoder.decode(body, SEARCH_PATH)[1])
+        whole = {"whole (decode and select)": 1000 * (time.perf_counter() - began)}
+        return whole | {k: 1000 * v for k, v in outcome.timings.items()}
+
+    return select
+
+
+def _bar_last(select: Way) -> Way:
+    """``select`` with ``QueryVectors.vector`` given no ``meanwhile``: the bar read last."""
+    shipped = QueryVectors.vector
+
+    def vector(self: QueryVectors, *args: Any, **kwargs: Any) -> Any:
+        return shipped(self, *args[:4], **{**kwargs, "meanwhile": None})  # (encoders ... ahead)
+
+    def way(body: bytes) -> dict[str, float]:
+        QueryVectors.vector = vector  # type: ignore[method-assign]
+        try:
+            return select(body)
+        finally:
+            QueryVectors.vector = shipped  # type: ignore[method-assign]
+
+    return way
+
+
+def _p(values: list[float], q: float) -> float:
+    if q == 0.5:
+        return statistics.median(values)
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
