@@ -54,3 +54,18 @@ def test_every_candidate_is_the_service_rules_with_its_constants() -> None:
 def test_no_set_left_to_choose_on_is_no_error() -> None:
     """One set alone has no leave-one-set-out fold: choosing on none still answers."""
     assert choose(GAINS, []) in GAINS
+
+
+def test_a_qualifying_share_disqualifies_but_does_not_count_in_the_mean() -> None:
+    """``--qualify 0.5``: a candidate lowering a set with half the calls wrong is not chosen;
+    among the rest the mean at 10% and 30% decides, whatever each gains at 50%."""
+    damped, bolder = Candidate(12.0, 1.0, 2.0), Candidate(12.0, 1.0, 4.0)
+    gains = {
+        SAFE: {**GAINS[SAFE], 0.5: {"arcade": (9.0, 0.0), "azure": (0.0, 0.0)}},
+        damped: {**GAINS[SAFE], 0.1: {"arcade": (4.0, 0.0), "azure": (0.0, 0.0)}}
+        | {0.5: {"arcade": (0.0, 0.0), "azure": (0.0, 0.0)}},
+        bolder: {**GAINS[BOLD], 0.3: {"arcade": (6.1, 0.0), "azure": (0.0, 0.9)}}
+        | {0.5: {"arcade": (2.0, 0.0), "azure": (-0.8, 0.0)}},
+    }
+    assert choose(gains, ["arcade", "azure"]) == damped
+    assert choose(gains, ["arcade"]) == bolder  # its 50% loss is azure's alone

@@ -2,15 +2,16 @@
 tool_selector.offline.evaluation.learn_grid`` (offline only; the server never imports it).
 
 Each candidate (the learned term's weight in the fusion, ``FusionParams.learn_weight``; the
-least near events that called a tool, ``LearnRule.support``; and the prior that damps a
-tool one near event alone called, ``LearnRule.lone``) replays every set's dev traffic and
-measures the dev half it did not learn from (``learn.LearnEval``, ``--split dev``), with
-10% and with 30% of the simulated model's calls wrong. A candidate qualifies on a group of
-sets when no set's R@1 or R@5 is lower at either share; the choice is the
-qualifying candidate with the best mean R@1 gain. Printed: every candidate's gains per set,
-the choice on all seven sets (the service's ``fitted.LEARN`` and ``LEARN_WEIGHT``), and, per
-set, the choice made on the other six sets' dev alone (leave-one-set-out: a constant that
-wins only with the set in the choice is not what a new deployment gets).
+least near events that called a tool, ``LearnRule.support``; and the prior that damps a tool
+one near event alone called, ``LearnRule.lone``) replays every set's dev traffic and
+measures the dev half it did not learn from (``learn.LearnEval``, ``--split dev``), with 10%
+and with 30% of the simulated model's calls wrong (``--qualify``: at further shares too, 50%
+say, which must lower nothing but do not count in the mean). A candidate qualifies on a
+group of sets when no set's R@1 or R@5 is lower at any share; the choice is the qualifying
+candidate with the best mean R@1 gain at 10% and 30%. Printed: every candidate's gains per
+set, the choice on all seven sets (the service's ``fitted.LEARN`` and ``LEARN_WEIGHT``),
+and, per set, the choice made on the other six sets' dev alone (leave-one-set-out: a
+constant that wins only with the set in the choice is not what a new deployment gets).
 """
 
 from __future__ import annotations
@@ -77,13 +78,19 @@ def candidates() -> list[Candidate]:
 Gains = Mapping[Candidate, Mapping[float, Mapping[str, tuple[float, float]]]]
 
 
-def measure(datasets: Sequence[Dataset], grid: Sequence[Candidate], jobs: int = 1) -> Gains:
-    """Every candidate under every wrong share on every set's dev halves, ``jobs`` candidates
-    at a time (each in its own process, with its own encoder)."""
+def measure(
+    datasets: Sequence[Dataset],
+    grid: Sequence[Candidate],
+    jobs: int = 1,
+    shares: Sequence[float] = WRONG,
+) -> Gains:
+    """Every candidate under every wrong share of ``shares`` on every set's dev halves,
+    ``jobs`` candidates at a time (each in its own process, with its own encoder)."""
     gains: dict[Candidate, dict[float, dict[str, tuple[float, float]]]] = {}
     with ProcessPoolExecutor(jobs) if jobs > 1 else nullcontext() as pool:
         mapper = map if pool is None else pool.map
-        for c, by_wrong in mapper(_measured, grid, itertools.repeat(datasets)):
+        each = itertools.repeat(datasets), itertools.repeat(tuple(shares))
+        for c, by_wrong in mapper(_measured, grid, *each):
             gains[c] = by_wrong
             sys.stdout.write(row(c, by_wrong) + "\n")
             sys.stdout.flush()
@@ -91,13 +98,13 @@ def measure(datasets: Sequence[Dataset], grid: Sequence[Candidate], jobs: int = 
 
 
 def _measured(
-    c: Candidate, datasets: Sequence[Dataset]
+    c: Candidate, datasets: Sequence[Dataset], shares: Sequence[float] = WRONG
 ) -> tuple[Candidate, dict[float, dict[str, tuple[float, float]]]]:
     """One candidate's gains: per wrong share, per set, (R@1 gain, R@5 gain)."""
     encoder, glossary = _models()
     run = LearnEval(encoder, c.rules(), glossary=glossary)
     by_wrong: dict[float, dict[str, tuple[float, float]]] = {}
-    for wrong, data in itertools.product(WRONG, datasets):
+    for wrong, data in itertools.product(shares, datasets):
         r = run.run(data, "dev", Traffic(wrong))
         (b1, b5), (a1, a5) = r.before.percent(), r.after.percent()
         by_wrong.setdefault(wrong, {})[data.name] = (round(a1 - b1, 1), round(a5 - b5, 1))
@@ -116,11 +123,12 @@ def _models() -> tuple[Encoder, Glossary]:
 
 
 def choose(gains: Gains, sets: Sequence[str]) -> Candidate | None:
-    """The qualifying candidate (no set of ``sets`` lower at any share) of best mean R@1."""
+    """The qualifying candidate (no set of ``sets`` lower at any share measured) of best
+    mean R@1 at the shares of ``WRONG`` (a ``--qualify`` share only disqualifies)."""
     qualifying = [
         c
         for c, by_wrong in gains.items()
-        if all(min(by_wrong[w][s]) >= 0 for w in WRONG for s in sets)
+        if all(min(by_set[s]) >= 0 for by_set in by_wrong.values() for s in sets)
     ]
     if not qualifying:
         return None
@@ -144,36 +152,54 @@ def row(c: Candidate, by_wrong: Mapping[float, Mapping[str, tuple[float, float]]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.learn_grid")
-    p.add_argument("--limit", type=int, default=6000, help="most queries per set (default 6000)")
-    p.add_argument("--dataset", action="append", choices=DATASETS, help="a set (default: all)")
-    p.add_argument("--jobs", type=int, default=1, help="candidates measured at once (default 1)")
-    args = p.parse_args(argv)
+    args = _parser().parse_args(argv)
+    shares = tuple(dict.fromkeys([*WRONG, *args.qualify]))
     bench = default_bench_dir()
     sets = sampled([load_dataset(bench, name) for name in args.dataset or DATASETS], args.limit)
-    jobs = f" --jobs {args.jobs}" if args.jobs > 1 else ""
+    options = f" --jobs {args.jobs}" if args.jobs > 1 else ""
+    options += f" --qualify {' '.join(f'{w:g}' for w in args.qualify)}" if args.qualify else ""
+    options += "".join(f" --dataset {name}" for name in args.dataset or [])
     sys.stdout.write(
-        f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}{jobs}`\n"
+        f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}{options}`\n"
     )
-    gains = measure(sets, candidates(), args.jobs)
+    gains = measure(sets, candidates(), args.jobs, shares)
     names = [d.name for d in sets]
     chosen = choose(gains, names)
     sys.stdout.write(f"chosen on every set's dev: {chosen.name if chosen else 'none qualifies'}\n")
     for held in names if len(names) > 1 else []:
-        pick = choose(gains, [n for n in names if n != held])
-        got = (
-            " ".join(
-                f"{w:.0%} wrong {gains[pick][w][held][0]:+.1f}/{gains[pick][w][held][1]:+.1f}"
-                for w in WRONG
-            )
-            if pick
-            else ""
-        )
-        sys.stdout.write(
-            f"held out {held}: chosen on the others': {pick.name if pick else 'none'}; "
-            f"its R@1/R@5 gains on {held}: {got}\n"
-        )
+        sys.stdout.write(_fold(gains, names, held) + "\n")
     return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.learn_grid")
+    p.add_argument("--limit", type=int, default=6000, help="most queries per set (default 6000)")
+    p.add_argument("--dataset", action="append", choices=DATASETS, help="a set (default: all)")
+    p.add_argument("--jobs", type=int, default=1, help="candidates measured at once (default 1)")
+    p.add_argument(
+        "--qualify",
+        type=float,
+        nargs="+",
+        default=[],
+        help="further wrong shares at which a candidate must lower no set (not in the mean)",
+    )
+    return p
+
+
+def _fold(gains: Gains, names: Sequence[str], held: str) -> str:
+    """The leave-one-set-out line: the choice the other sets make, judged on ``held``."""
+    pick = choose(gains, [n for n in names if n != held])
+    got = (
+        " ".join(
+            f"{w:.0%} wrong {g[held][0]:+.1f}/{g[held][1]:+.1f}" for w, g in gains[pick].items()
+        )
+        if pick
+        else ""
+    )
+    return (
+        f"held out {held}: chosen on the others': {pick.name if pick else 'none'}; "
+        f"its R@1/R@5 gains on {held}: {got}"
+    )
 
 
 if __name__ == "__main__":
