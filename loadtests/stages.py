@@ -9,8 +9,10 @@ time, as the service's worker thread does. Prints p50 / p90 / p99 ms of the whol
 each stage the search log names (``stages_ms``).
 
 ``--ab`` alternates, request by request, the shipped order with the relevance bar's
-cosines read after every query vector (the order before 2026-12-06: ``QueryVectors.vector``
-given no ``meanwhile``), so both see the same noise; the answers are the same either way.
+cosines read after every query vector (the order before c2b2834: ``QueryVectors.vector``
+given no ``meanwhile``), and each round swaps them, so each way reads every request once
+(each made new by the round's prefix) and both see the same noise; the answers are the same
+either way.
 
 No HTTP (``loadtests.budget`` measures that); no test asserts a time.
 """
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         ways["bar read last"] = _bar_last(select)
     timed: dict[str, dict[str, list[float]]] = {w: defaultdict(list) for w in ways}
     for n, body in enumerate(bodies):
-        way = list(ways)[n % len(ways)]
+        way = list(ways)[(n + n // len(patterns)) % len(ways)]  # swapped each round
         for stage, one in ways[way](body).items():
             timed[way][stage].append(one)
     print("| way | n | stage | p50 ms | p90 ms | p99 ms |")
@@ -78,10 +80,13 @@ def _selector(size: int) -> Way:
     a function from a body to its milliseconds, whole and per stage."""
     state = build_state(Settings.from_env(os.environ), encoder_from_settings, CollectorRegistry())
     load_encoder(state)
-    limit_blas_threads(state.settings.blas_threads or 1)
+    limit_blas_threads(state.settings.blas_threads)  # as the service caps it
     decoder, selector = state.decoder, state.selector
     warm = workload.body("warm this catalog", workload.catalog(size, offset=76))
+    deadline = time.monotonic() + 1800
     while selector.select(decoder.decode(warm, SEARCH_PATH)[1]).provenance.embedded != "complete":
+        if time.monotonic() > deadline:
+            raise TimeoutError("the catalog was never embedded by every encoder")
         time.sleep(0.5)
 
     def select(body: bytes) -> dict[str, float]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from tests.fakes import HashingEncoder, TranslatingEncoder
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.encoder import Ensemble, encode_query
 from tool_selector.lru import BoundedLRU
+from tool_selector.pipeline import arms
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.query_vectors import QueryVectors
 from tool_selector.pipeline.selector import Selector
@@ -236,3 +238,38 @@ def test_a_pattern_the_multilingual_arm_answers_starts_nothing() -> None:
     outcome = chosen.select(SearchRequest(pattern="Schick eine Nachricht an Slack", tools=TOOLS))
     assert outcome.provenance.arm == "multilingual"
     assert second.seen == []
+
+
+def test_the_bar_read_while_the_second_model_encodes_is_the_one_read_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The dense arm's relevance bar (``_first_cosines``) is the same array, bit for bit,
+    whether it is read from the first model's vector while the helper encodes or from the
+    joined vector after it (``meanwhile`` off): new patterns, long ones and a repeated one."""
+    bars: dict[str, list[FloatArray | None]] = {"meanwhile": [], "after": []}
+    shipped_vector, shipped_bar = QueryVectors.vector, arms._first_cosines
+    way = ["meanwhile"]
+
+    def vector(self: QueryVectors, *args: object, **kwargs: object) -> tuple[FloatArray, bool]:
+        if way[0] == "after":
+            args, kwargs = args[:4], {**kwargs, "meanwhile": None}
+        return shipped_vector(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def bar(*args: Any) -> FloatArray | None:
+        got = shipped_bar(*args)
+        bars[way[0]].append(got)
+        return got
+
+    monkeypatch.setattr(QueryVectors, "vector", vector)
+    monkeypatch.setattr(arms, "_first_cosines", bar)
+    steps = "read the local file with the forecast, then post the weather to the Slack channel"
+    patterns = ["post to slack", "weather in Porto", " ".join(["forecast for the city"] * 40)]
+    for name in bars:
+        way[0], chosen = name, selector(Second())
+        for pattern in [*patterns, steps, "post to slack"]:
+            chosen.select(SearchRequest(pattern=pattern, tools=TOOLS))
+    assert len(bars["meanwhile"]) == len(bars["after"]) == 5
+    for early, late in zip(bars["meanwhile"], bars["after"], strict=True):
+        assert early is not None
+        assert late is not None
+        np.testing.assert_array_equal(early, late)
