@@ -4,7 +4,14 @@ choice the others alone make."""
 
 from __future__ import annotations
 
-from tool_selector.offline.evaluation.learn_grid import Candidate, candidates, choose, row
+from tool_selector.offline.evaluation.learn_grid import (
+    Candidate,
+    candidates,
+    choose,
+    command,
+    parser,
+    row,
+)
 from tool_selector.ranking.fitted import SHIPPED
 
 BOLD, SAFE = Candidate(12.0, 1.0), Candidate(12.0, 2.0)
@@ -69,3 +76,19 @@ def test_a_qualifying_share_disqualifies_but_does_not_count_in_the_mean() -> Non
     }
     assert choose(gains, ["arcade", "azure"]) == damped
     assert choose(gains, ["arcade"]) == bolder  # its 50% loss is azure's alone
+
+
+def test_by_default_a_rule_must_also_lower_nothing_with_half_the_calls_wrong() -> None:
+    """The default run qualifies at 50% wrong (the service's rule was chosen so);
+    ``--qualify`` alone measures 10% and 30% only; the printed command runs the same grid."""
+    default = parser().parse_args(["--jobs", "2"])
+    assert default.qualify == [0.5]
+    assert command(default) == (
+        "python -m tool_selector.offline.evaluation.learn_grid --limit 6000 --jobs 2"
+    )
+    none = parser().parse_args(["--qualify", "--dataset", "arcade"])
+    assert none.qualify == []
+    assert command(none).endswith("--limit 6000 --qualify --dataset arcade")
+    assert parser().parse_args(command(none).split()[3:]) == none
+    other = parser().parse_args(["--qualify", "0.5", "0.7"])
+    assert parser().parse_args(command(other).split()[3:]) == other

@@ -49,13 +49,14 @@ def _weights(arm: str) -> dict[str, Any]:
 
 #: The learned term's weight in every arm's fusion (``ranking.learned``: a column in -1..1)
 #: and how events vote; chosen on the dev splits (``python -m
-#: tool_selector.offline.evaluation.learn_grid``, docs/quality.md): one near call counts,
-#: damped by a prior of 1 (its column at most a half); two or more count whole.
+#: tool_selector.offline.evaluation.learn_grid``, docs/quality.md; no set lower at 10%, 30%
+#: or 50% wrong calls): one near call counts, damped by a prior of 2 (its column at most a
+#: third); two or more count whole.
 LEARN_WEIGHT = 12.0
 #: The learned term moves an answer only where the ranking without it is unsure: its first
 #: tool's calibrated relevance below this (a confident answer stands).
 LEARN_BELOW = 0.5
-LEARN = LearnRule(support=1.0, lone=1.0)
+LEARN = LearnRule(support=1.0, lone=2.0)
 
 #: Where the first model finds no useful match, the ensemble's evidence (the mean of every
 #: model's cosines, plus specificity's credit) must stay under this too before the answer is

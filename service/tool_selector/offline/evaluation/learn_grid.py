@@ -5,13 +5,14 @@ Each candidate (the learned term's weight in the fusion, ``FusionParams.learn_we
 least near events that called a tool, ``LearnRule.support``; and the prior that damps a tool
 one near event alone called, ``LearnRule.lone``) replays every set's dev traffic and
 measures the dev half it did not learn from (``learn.LearnEval``, ``--split dev``), with 10%
-and with 30% of the simulated model's calls wrong (``--qualify``: at further shares too, 50%
-say, which must lower nothing but do not count in the mean). A candidate qualifies on a
-group of sets when no set's R@1 or R@5 is lower at any share; the choice is the qualifying
-candidate with the best mean R@1 gain at 10% and 30%. Printed: every candidate's gains per
-set, the choice on all seven sets (the service's ``fitted.LEARN`` and ``LEARN_WEIGHT``),
-and, per set, the choice made on the other six sets' dev alone (leave-one-set-out: a
-constant that wins only with the set in the choice is not what a new deployment gets).
+and with 30% of the simulated model's calls wrong, and at further shares (``QUALIFY``, 50%;
+``--qualify`` names others) which must lower nothing but do not count in the mean. A
+candidate qualifies on a group of sets when no set's R@1 or R@5 is lower at any share; the
+choice is the qualifying candidate with the best mean R@1 gain at 10% and 30%. Printed:
+every candidate's gains per set, the choice on all seven sets (the service's
+``fitted.LEARN`` and ``LEARN_WEIGHT``), and, per set, the choice made on the other six
+sets' dev alone (leave-one-set-out: a constant that wins only with the set in the choice is
+not what a new deployment gets).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ WEIGHTS = (12.0,)
 #: (support, lone): two near calls wanted, or one whose lone prior damps it (0.1: as two).
 VOTES = ((2.0, 0.1), (1.0, 0.1), (1.0, 1.0), (1.0, 2.0), (1.0, 4.0))
 WRONG = (0.1, 0.3)
+#: Further shares at which a candidate must lower no set (``--qualify``'s default).
+QUALIFY = (0.5,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,16 +155,11 @@ def row(c: Candidate, by_wrong: Mapping[float, Mapping[str, tuple[float, float]]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     shares = tuple(dict.fromkeys([*WRONG, *args.qualify]))
     bench = default_bench_dir()
     sets = sampled([load_dataset(bench, name) for name in args.dataset or DATASETS], args.limit)
-    options = f" --jobs {args.jobs}" if args.jobs > 1 else ""
-    options += f" --qualify {' '.join(f'{w:g}' for w in args.qualify)}" if args.qualify else ""
-    options += "".join(f" --dataset {name}" for name in args.dataset or [])
-    sys.stdout.write(
-        f"`python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}{options}`\n"
-    )
+    sys.stdout.write(f"`{command(args)}`\n")
     gains = measure(sets, candidates(), args.jobs, shares)
     names = [d.name for d in sets]
     chosen = choose(gains, names)
@@ -171,7 +169,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
+def command(args: argparse.Namespace) -> str:
+    """The command line that measures what ``args`` asks for (printed with the results)."""
+    options = f" --jobs {args.jobs}" if args.jobs > 1 else ""
+    if tuple(args.qualify) != QUALIFY:
+        options += " --qualify" + "".join(f" {w:g}" for w in args.qualify)
+    options += "".join(f" --dataset {name}" for name in args.dataset or [])
+    return f"python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}{options}"
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tool_selector.offline.evaluation.learn_grid")
     p.add_argument("--limit", type=int, default=6000, help="most queries per set (default 6000)")
     p.add_argument("--dataset", action="append", choices=DATASETS, help="a set (default: all)")
@@ -179,9 +186,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--qualify",
         type=float,
-        nargs="+",
-        default=[],
-        help="further wrong shares at which a candidate must lower no set (not in the mean)",
+        nargs="*",
+        default=list(QUALIFY),
+        help="further wrong shares at which a candidate must lower no set, not in the mean"
+        " (default 0.5; none given: none)",
     )
     return p
 
