@@ -8,11 +8,14 @@ query cache cannot help; ``--rounds`` passes, each made new with a prefix word) 
 time, as the service's worker thread does. Prints p50 / p90 / p99 ms of the whole and of
 each stage the search log names (``stages_ms``).
 
-``--ab`` alternates, request by request, the shipped order with the relevance bar's
-cosines read after every query vector (the order before c2b2834: ``QueryVectors.vector``
-given no ``meanwhile``), and each round swaps them, so each way reads every request once
-(each made new by the round's prefix) and both see the same noise; the answers are the same
-either way.
+``--ab`` alternates, request by request, the shipped service with one change undone, and
+each round swaps them, so each way reads every request once (each made new by the round's
+prefix) and both see the same noise; the answers are the same either way. ``--ab bar`` (or
+``--ab`` alone): the relevance bar's cosines read after every query vector (the order before
+c2b2834: ``QueryVectors.vector`` given no ``meanwhile``); ``--ab sort``: the fusion's orders
+by numpy's stable argsort (``fusion.descending`` before it sorted keys); ``--ab words``: the
+pattern's words read by the ranking after the cosines (``ranker.read_lexical`` not called
+while bge-small encodes).
 
 No HTTP (``loadtests.budget`` measures that); no test asserts a time.
 """
@@ -29,6 +32,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from prometheus_client import CollectorRegistry
 
 from loadtests import workload
@@ -36,7 +41,9 @@ from loadtests.budget import agent_requests
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.http.app import build_state
 from tool_selector.http.startup import limit_blas_threads, load_encoder
+from tool_selector.pipeline import arms
 from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.ranking import fusion, ranker
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SEARCH_PATH
 
@@ -48,7 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tools", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ab", action="store_true", help="alternate with the bar read last")
+    parser.add_argument(
+        "--ab",
+        nargs="?",
+        const="bar",
+        choices=["bar", "sort", "words"],
+        help="alternate with the bar read last (bar), the stable argsort (sort) or the"
+        " words read last (words)",
+    )
     args = parser.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     print(f"# command: PYTHONPATH=service:. python -m loadtests.stages {' '.join(argv or [])}")
@@ -58,7 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     bodies = [workload.body("please " * r + p, tools) for r in range(args.rounds) for p in patterns]
     ways = {"shipped": select}
     if args.ab:
-        ways["bar read last"] = _bar_last(select)
+        undone = {
+            "bar": ("bar read last", _bar_last),
+            "sort": ("stable argsort", _argsort),
+            "words": ("words read last", _words_last),
+        }
+        label, undo = undone[args.ab]
+        ways[label] = undo(select)
     timed: dict[str, dict[str, list[float]]] = {w: defaultdict(list) for w in ways}
     for n, body in enumerate(bodies):
         way = list(ways)[(n + n // len(patterns)) % len(ways)]  # swapped each round
@@ -111,6 +131,45 @@ def _bar_last(select: Way) -> Way:
             return select(body)
         finally:
             QueryVectors.vector = shipped  # type: ignore[method-assign]
+
+    return way
+
+
+def _argsort(select: Way) -> Way:
+    """``select`` with the fusion's orders by ``np.argsort(-scores, kind="stable")``, the
+    indices ``fusion.descending`` gives (tested), as before it sorted keys."""
+    shipped, modules = fusion.descending, (fusion, ranker)  # ``ranker`` imports it
+
+    def stable(scores: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
+        return np.argsort(-scores, kind="stable")
+
+    def way(body: bytes) -> dict[str, float]:
+        for module in modules:
+            setattr(module, "descending", stable)  # noqa: B010
+        try:
+            return select(body)
+        finally:
+            for module in modules:
+                setattr(module, "descending", shipped)  # noqa: B010
+
+    return way
+
+
+def _words_last(select: Way) -> Way:
+    """``select`` with nothing read of the words while bge-small encodes: the dense arm
+    makes no ``LexicalReading`` and ``rank`` reads the words itself, as before."""
+    module: Any = arms  # its ``read_lexical``, imported from ``ranker``
+    shipped = module.read_lexical
+
+    def none(*_args: Any) -> None:
+        return None
+
+    def way(body: bytes) -> dict[str, float]:
+        module.read_lexical = none
+        try:
+            return select(body)
+        finally:
+            module.read_lexical = shipped
 
     return way
 

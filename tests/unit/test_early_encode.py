@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,9 @@ from tool_selector.pipeline import arms
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.query_vectors import QueryVectors
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking import ranker
 from tool_selector.ranking.dense import FloatArray
+from tool_selector.ranking.fitted import HYBRID
 from tool_selector.ranking.glossary import Glossary
 from tool_selector_client.wire import SearchRequest, Tool
 
@@ -273,3 +276,62 @@ def test_the_bar_read_while_the_second_model_encodes_is_the_one_read_after(
         assert early is not None
         assert late is not None
         np.testing.assert_array_equal(early, late)
+
+
+def test_the_words_read_while_the_second_model_encodes_give_the_answer_read_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the ranking reads of the pattern's words (``ranker.read_lexical``: its signals,
+    the lexical half of the fused score, the tools it names) is read while the helper
+    encodes and taken by ``rank``; the answers, scores and all, are the ones read after
+    (``meanwhile`` off): new patterns, a named tool, a typo, steps, a repeated one."""
+    shipped_vector, shipped_fits = QueryVectors.vector, ranker.LexicalReading.fits
+    way, taken = ["meanwhile"], list[bool]()
+
+    def vector(self: QueryVectors, *args: object, **kwargs: object) -> tuple[FloatArray, bool]:
+        if way[0] == "after":
+            args, kwargs = args[:4], {**kwargs, "meanwhile": None}
+        return shipped_vector(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def fits(self: ranker.LexicalReading, *args: Any) -> bool:
+        taken.append(shipped_fits(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(QueryVectors, "vector", vector)
+    monkeypatch.setattr(ranker.LexicalReading, "fits", fits)
+    steps = "read the local file with the forecast, then post the weather to the Slack channel"
+    patterns = ["post to slack", "send_message", "get_wether", "weather in Porto", steps]
+    answers: dict[str, list[Any]] = {"meanwhile": [], "after": []}
+    for name, got in answers.items():
+        way[0], chosen = name, selector(Second())
+        for pattern in [*patterns, "post to slack"]:
+            outcome = chosen.select(SearchRequest(pattern=pattern, tools=TOOLS, top_k=2))
+            got.append((outcome.ranking, outcome.path))
+    assert len(taken) >= len(patterns)  # each new pattern's reading offered, and
+    assert all(taken)  # taken (with ``meanwhile`` off none is made)
+    assert answers["meanwhile"] == answers["after"]
+
+
+def test_a_reading_of_other_words_or_params_is_not_taken() -> None:
+    """``rank`` takes a ``LexicalReading`` only of its very catalog, query, BM25 array and
+    params; any other is read again, and the answer is the one without it."""
+    chosen = selector(Second())
+    chosen.select(SearchRequest(pattern="warm", tools=TOOLS))
+    catalog = chosen.embedded(TOOLS)[0]
+    params = replace(HYBRID, name_weight=HYBRID.name_weight + 1)
+    query, other = ranker.Query.parse("post to slack"), ranker.Query.parse("read the file")
+    bm25 = catalog.index.scores(query.terms)
+    dense = np.linspace(0.1, 0.5, len(catalog), dtype=np.float32)
+    base = {"bm25": bm25, "dense": dense, "top_k": 3, "always_keep": ()}
+    plain = ranker.rank(catalog, query, params=params, **base)  # type: ignore[arg-type]
+    readings = [
+        ranker.read_lexical(catalog, other, bm25, params),
+        ranker.read_lexical(catalog, query, bm25, HYBRID),
+        ranker.read_lexical(catalog, query, bm25.copy(), params),
+    ]
+    assert not any(r.fits(catalog, query, bm25, params) for r in readings)
+    same = ranker.read_lexical(catalog, query, bm25, params)
+    assert same.fits(catalog, query, bm25, params)
+    for reading in [*readings, same]:
+        got = ranker.rank(catalog, query, params=params, lexical=reading, **base)  # type: ignore[arg-type]
+        assert got == plain

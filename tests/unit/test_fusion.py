@@ -10,6 +10,7 @@ from tool_selector.ranking.fitted import CROSS, HYBRID, STATIC
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
+    descending,
     evidence,
     floors,
     fuse,
@@ -67,6 +68,35 @@ def test_ranks_break_ties_by_position() -> None:
 
 
 cosines = arrays(np.float32, st.integers(1, 40), elements=st.floats(-1.0, 1.0, width=32))
+
+#: Few distinct values (ties), both zeros, infinities, subnormals, NaN.
+odd = st.sampled_from([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, 1e-45, -1e-45, np.nan])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        arrays(np.float32, st.integers(0, 300), elements=st.floats(width=32)),
+        arrays(np.float32, st.integers(0, 300), elements=odd),
+        arrays(np.float32, st.integers(0, 300), elements=st.floats(-1, 1, width=32) | odd),
+        arrays(np.float64, st.integers(0, 50)),
+    )
+)
+def test_descending_is_the_stable_argsort_of_the_negated_scores(scores: np.ndarray) -> None:
+    """Every index as ``np.argsort(-scores, kind="stable")`` gives it: ties by position,
+    -0.0 tying +0.0, infinities at the ends, NaN (its fallback) last."""
+    got = descending(scores)
+    assert got.dtype == np.intp
+    assert got.tolist() == np.argsort(-scores, kind="stable").tolist()
+
+
+def test_descending_orders_a_large_catalog_with_ties_as_the_stable_argsort() -> None:
+    rng = np.random.default_rng(7)
+    scores = rng.standard_normal(4000).astype(np.float32)
+    scores[::5] = scores[3]  # 800 ties at one value
+    scores[1::9] = 0.0
+    scores[2::11] = -0.0
+    assert descending(scores).tolist() == np.argsort(-scores, kind="stable").tolist()
 
 
 @settings(max_examples=200, deadline=None)

@@ -49,7 +49,7 @@ from tool_selector.pipeline.step_vectors import clause_cosines
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.fusion import FusionParams
-from tool_selector.ranking.ranker import Clause, Query
+from tool_selector.ranking.ranker import Clause, LexicalReading, Query, read_lexical
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,32 +148,37 @@ class DenseArm:
                     )
             if tools.matrix is None:
                 return replace(columns, tools=tools)
-            qvec, cached, bar = self._query(request, encoders, tools.matrix)
+            (qvec, cached, bar), ahead = self._query(request, columns, encoders, tools.matrix)
             scores = cosine_scores(qvec, tools.matrix)
         made = Provenance("dense", encoders.parts, embedded)
         answer = Cosines(
             scores, src.rules.hybrid, "hybrid", tools.matrix, encoders, made, cached, bar
         )
-        return replace(columns, cosines=answer, tools=tools)
+        return replace(columns, cosines=answer, tools=tools, read_ahead=ahead)
 
     def _query(
-        self, request: ArmRequest, encoders: Ensemble, matrix: FloatArray
-    ) -> tuple[FloatArray, bool, FloatArray | None]:
+        self, request: ArmRequest, columns: Columns, encoders: Ensemble, matrix: FloatArray
+    ) -> tuple[tuple[FloatArray, bool, FloatArray | None], LexicalReading | None]:
         """The pattern's query vector, whether it was cached, and the relevance bar's
-        cosines (``_first_cosines``), those read from the first model's vector while the
-        helper still encodes the others (``QueryVectors.vector``'s ``meanwhile``)."""
+        cosines (``_first_cosines``); those, and what the ranking reads of the pattern's
+        words (``read_lexical``), read from the first model's vector while the helper still
+        encodes the others (``QueryVectors.vector``'s ``meanwhile``; none: not read ahead)."""
         entry, early = request.found.entry, list[FloatArray | None]()
+        ahead = list[LexicalReading]()
 
-        def bar(first: FloatArray) -> None:
+        def meanwhile(first: FloatArray) -> None:
             first = encoders.first_of(first)
             early.append(_first_cosines(encoders, first, encoders, entry, matrix))
+            params = self.sources.rules.hybrid
+            ahead.append(read_lexical(entry.catalog, columns.query, columns.bm25, params))
 
         spans = request.pattern.spans if _in_context(self.sources.rules) else ()
-        words, ahead = request.pattern.words, request.ahead
-        qvec, cached = self.sources.queries.vector(encoders, words, spans, ahead, bar)
+        words, soon = request.pattern.words, request.ahead
+        qvec, cached = self.sources.queries.vector(encoders, words, spans, soon, meanwhile)
         if early:
-            return qvec, cached, early[0]
-        return qvec, cached, _first_cosines(encoders, encoders.first(qvec), encoders, entry, matrix)
+            return (qvec, cached, early[0]), ahead[0]
+        bar = _first_cosines(encoders, encoders.first(qvec), encoders, entry, matrix)
+        return (qvec, cached, bar), None
 
 
 def _first_cosines(

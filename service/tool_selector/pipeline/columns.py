@@ -23,7 +23,7 @@ from tool_selector.ranking.fusion import FusionParams
 from tool_selector.ranking.glossary import Glossary
 from tool_selector.ranking.language import reads_foreign
 from tool_selector.ranking.learned import Evidence
-from tool_selector.ranking.ranker import Clause, Query
+from tool_selector.ranking.ranker import Clause, LexicalReading, Query
 from tool_selector.ranking.steps import clauses, locate
 
 #: The ranking path a caller is told (``X-Tool-Selector-Ranking``).
@@ -115,7 +115,9 @@ class Columns:
     """What the arms give the ranking for one request: the lexical query and its BM25
     scores, the cosines of the dense arm that answered (none: words alone, fused with
     ``lexical``), the steps' columns, the scope's learned column (``ranking.learned``; none:
-    no evidence near the pattern) and the embedding attempt's cache counts (``tools``)."""
+    no evidence near the pattern), the embedding attempt's cache counts (``tools``) and what
+    the dense arm read of the words while its second model encoded (``read_ahead``: the
+    ranking's to take, ``ranker.LexicalReading``)."""
 
     query: Query
     bm25: FloatArray
@@ -124,6 +126,7 @@ class Columns:
     tools: ToolMatrix = ToolMatrix()
     clauses: tuple[Clause, ...] = ()
     learned: FloatArray | None = None
+    read_ahead: LexicalReading | None = None
 
     @property
     def dense(self) -> FloatArray | None:

@@ -57,6 +57,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from tool_selector.ranking.calibration import Calibration
 from tool_selector.ranking.dense import FloatArray
@@ -120,7 +121,8 @@ class Signals:
     (none: zeros); ``bar_dense``: the cosines the relevance bar reads when they are not
     ``dense`` (an ensemble's mean ranks; the floors are its first model's cosines);
     ``learned``: what the scope's model called after near searches (``ranking.learned``;
-    none: no evidence).
+    none: no evidence); ``lexical``: ``lexical_score`` of these signals at those params,
+    read before the cosines were (``ranker.LexicalReading``; none: read when fused).
     """
 
     bm25: FloatArray
@@ -132,6 +134,7 @@ class Signals:
     subword: FloatArray | None = None
     bar_dense: FloatArray | None = None
     learned: FloatArray | None = None
+    lexical: tuple[FusionParams, FloatArray] | None = None
 
 
 def standardise(scores: FloatArray) -> FloatArray:
@@ -150,9 +153,25 @@ def length_share(terms: int, params: FusionParams) -> float:
     return min(max((terms - params.short_terms) / span, 0.0), 1.0)
 
 
+def descending(scores: FloatArray) -> npt.NDArray[np.intp]:
+    """The entries by descending score, ties by position: ``np.argsort(-scores,
+    kind="stable")``, the same indices, sorted as one unsigned key per entry (the score's
+    bits made to sort as the float does, then the position; every key distinct), which
+    numpy's vectorised sort orders two to three times faster than a stable argsort of
+    4,000 floats. NaN, another dtype or a longer array: the stable argsort itself."""
+    negated = -scores
+    if negated.dtype != np.float32 or len(negated) >= 2**32 or np.isnan(negated).any():
+        return np.argsort(negated, kind="stable")
+    bits = (negated + np.float32(0.0)).view(np.uint32)  # -0.0 ties +0.0, as argsort has it
+    bits = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))  # sorts as the float
+    keys = (bits.astype(np.uint64) << np.uint64(32)) | np.arange(len(bits), dtype=np.uint64)
+    keys.sort()
+    return (keys & np.uint64(0xFFFFFFFF)).astype(np.intp)
+
+
 def ranks(scores: FloatArray) -> FloatArray:
     """1-based rank of every entry by descending score (ties by position)."""
-    order = np.argsort(-scores, kind="stable")
+    order = descending(scores)
     out = np.empty(len(scores), dtype=np.float32)
     out[order] = np.arange(1, len(scores) + 1, dtype=np.float32)
     return out
@@ -272,7 +291,8 @@ def fuse(s: Signals, params: FusionParams) -> FloatArray:
 def _unlearned(s: Signals, params: FusionParams) -> FloatArray:
     """``fuse`` without the learned term: the lexical half, then the dense half (or its
     stand-in on the lexical path)."""
-    lexical = lexical_score(s, params)
+    read = s.lexical
+    lexical = read[1] if read is not None and read[0] is params else lexical_score(s, params)
     if s.dense is not None:
         return np.asarray(lexical + dense_score(s, params), dtype=np.float32)
     if s.subword is None:

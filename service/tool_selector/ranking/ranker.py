@@ -14,10 +14,12 @@ from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fusion import (
     FusionParams,
     Signals,
+    descending,
     ensemble_evidence,
     evidence,
     floors,
     fuse,
+    lexical_score,
     relevance,
 )
 from tool_selector.ranking.steps import interleave
@@ -96,16 +98,56 @@ def signals(
     catalog: Catalog, query: Query, bm25: FloatArray, dense: FloatArray | None, top: int
 ) -> Signals:
     """Everything the fusion reads about ``query`` over ``catalog`` (see ``fusion``)."""
-    best = np.argsort(-bm25, kind="stable")[:top]
+    return replace(_words(catalog, query, bm25, top, stand_in=dense is None), dense=dense)
+
+
+def _words(
+    catalog: Catalog, query: Query, bm25: FloatArray, top: int, *, stand_in: bool
+) -> Signals:
+    """``signals`` but the cosines (none): what the pattern's words say, the sub-word
+    stand-in only where the ranking has no cosines (``stand_in``)."""
+    best = descending(bm25)[:top]
     return Signals(
         bm25=bm25,
         specificity=catalog.index.idf_coverage(query.terms),
         name=catalog.name_match(query.name_terms, query.name_joins),
-        dense=dense,
+        dense=None,
         explained=catalog.index.explained(query.terms, best[bm25[best] > 0]),
         terms=len(query.terms),
-        subword=None if dense is not None else catalog.index.subword_coverage(query.terms),
+        subword=catalog.index.subword_coverage(query.terms) if stand_in else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalReading:
+    """What ``rank`` reads of a pattern that needs no cosines, read ahead of them
+    (``read_lexical``: a dense arm reads it while its second model encodes): the signals
+    (those of a ranking with cosines: no sub-word stand-in), the lexical half of the fused
+    score and the tools the pattern names, for one catalog, query, BM25 array and params;
+    ``rank`` takes it only for those very objects (``fits``), else reads them itself."""
+
+    catalog: Catalog
+    query: Query
+    bm25: FloatArray
+    params: FusionParams
+    signals: Signals
+    named: tuple[set[int], set[int]]
+
+    def fits(self, catalog: Catalog, query: Query, bm25: FloatArray, params: FusionParams) -> bool:
+        """Whether this reading is of these objects (identity: no copy of them passes)."""
+        same = (self.catalog, self.query, self.bm25, self.params)
+        return all(a is b for a, b in zip(same, (catalog, query, bm25, params), strict=True))
+
+
+def read_lexical(
+    catalog: Catalog, query: Query, bm25: FloatArray, params: FusionParams
+) -> LexicalReading:
+    """``LexicalReading`` of ``query`` over ``catalog``: what ``rank`` with cosines would read
+    of it first, the same arrays."""
+    sig = _words(catalog, query, bm25, params.explained_top, stand_in=False)
+    sig = replace(sig, lexical=(params, lexical_score(sig, params)))
+    named = named_tools(catalog, query.pattern, params)
+    return LexicalReading(catalog, query, bm25, params, sig, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,14 +199,15 @@ def rank(
     abstain: bool = True,
     bar_dense: FloatArray | None = None,
     learned: FloatArray | None = None,
+    lexical: LexicalReading | None = None,
 ) -> Ranking:
     """At most ``top_k``: always_keep (present ones, counted), then the tools clearing the bar
     (``_verdicts``, on ``bar_dense`` if given; ``abstain``: ``_bar``), named tools first, then
-    by fused score (``learned`` too), ties by position, ``clauses`` merged in (``_by_steps``)."""
-    sig = signals(catalog, query, bm25, dense, params.explained_top)
+    by fused score (``learned`` too), ties by position, ``clauses`` merged in; ``_read``."""
+    sig, pair = _read(catalog, query, bm25, dense, params=params, lexical=lexical)
     sig, allowed = replace(sig, bar_dense=bar_dense, learned=learned), controls.allowed
-    fused, (exact, named), moved = _fused(catalog, query, sig, (params, controls), top_k)
-    order = np.argsort(-fused, kind="stable")
+    fused, (exact, named), moved = _fused(catalog, query, (sig, pair), (params, controls), top_k)
+    order = descending(fused)
     no_match, clears = _verdicts(sig, order, named, (params, controls), top_k, abstain=abstain)
     if clauses and not named and not no_match:
         eligible = _eligible(catalog, always_keep, clears.copy(), allowed)
@@ -184,20 +227,37 @@ def rank(
     return Ranking(picked, no_match, ranked, removed, _unmatched(catalog, query, picked), moved)
 
 
+def _read(
+    catalog: Catalog,
+    query: Query,
+    bm25: FloatArray,
+    dense: FloatArray | None,
+    *,
+    params: FusionParams,
+    lexical: LexicalReading | None,
+) -> tuple[Signals, tuple[set[int], set[int]]]:
+    """The signals and ``named_tools``' pair: ``lexical``'s where it is a reading of these
+    very objects and the ranking has cosines, else read now (the same values either way)."""
+    if lexical is not None and dense is not None and lexical.fits(catalog, query, bm25, params):
+        return replace(lexical.signals, dense=dense), lexical.named
+    sig = signals(catalog, query, bm25, dense, params.explained_top)
+    return sig, named_tools(catalog, query.pattern, params)
+
+
 def _fused(
     catalog: Catalog,
     query: Query,
-    sig: Signals,
+    read: tuple[Signals, tuple[set[int], set[int]]],
     fusion: tuple[FusionParams, Controls],
     top_k: int,
 ) -> tuple[FloatArray, tuple[set[int], set[int]], bool]:
     """The fused score (the context's boost added) with the named tools lifted, the named
-    pair (``named_tools``, less the filtered), and whether the learned column changed the
+    pair (``read``'s, less the filtered), and whether the learned column changed the
     order's first ``top_k`` (``Ranking.learned_moved``). The learned term counts only where
     the ranking is unsure without it: its first tool's calibrated relevance below
     ``learn_below`` (a confident answer, a named tool's included, stands as it is)."""
-    params, controls = fusion
-    named = _allowed_only(named_tools(catalog, query.pattern, params), controls.allowed)
+    (sig, pair), (params, controls) = read, fusion
+    named = _allowed_only(pair, controls.allowed)
     plain = lift_named(
         catalog, query.pattern, _base(replace(sig, learned=None), params, controls), named, params
     )
@@ -207,7 +267,7 @@ def _fused(
     if float(relevance(plain.max(initial=0.0)[None], calibration)[0]) >= params.learn_below:
         return plain, named, False
     fused = lift_named(catalog, query.pattern, _base(sig, params, controls), named, params)
-    first = np.argsort(-fused, kind="stable")[:top_k], np.argsort(-plain, kind="stable")[:top_k]
+    first = descending(fused)[:top_k], descending(plain)[:top_k]
     return fused, named, not np.array_equal(*first)
 
 
@@ -284,7 +344,7 @@ def _by_steps(
     params, controls = fusion
     top = params.explained_top
     sigs = (signals(catalog, c.query, c.bm25, c.dense, top) for c in clauses)
-    lists = [np.argsort(-_base(sig, params, controls), kind="stable") for sig in sigs]
+    lists = [descending(_base(sig, params, controls)) for sig in sigs]
     return interleave(order, lists, eligible, top_k, max(c.reach for c in clauses))
 
 
