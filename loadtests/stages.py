@@ -12,10 +12,10 @@ each stage the search log names (``stages_ms``).
 each round swaps them, so each way reads every request once (each made new by the round's
 prefix) and both see the same noise; the answers are the same either way. ``--ab bar`` (or
 ``--ab`` alone): the relevance bar's cosines read after every query vector (the order before
-c2b2834: ``QueryVectors.vector`` given no ``meanwhile``); ``--ab sort``: the fusion's orders
-by numpy's stable argsort (``fusion.descending`` before it sorted keys); ``--ab words``: the
-pattern's words read by the ranking after the cosines (``ranker.read_lexical`` not called
-while bge-small encodes).
+c2b2834: ``QueryVectors.vector`` given no ``meanwhile``, so since 04ed913 the words are read
+after it too); ``--ab sort``: the fusion's orders by numpy's stable argsort (before
+``fusion.descending`` sorted keys); ``--ab words``: the pattern's words read by the ranking
+after the cosines (``ranker.read_lexical`` not called while bge-small encodes).
 
 No HTTP (``loadtests.budget`` measures that); no test asserts a time.
 """

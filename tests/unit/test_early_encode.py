@@ -314,7 +314,8 @@ def test_the_words_read_while_the_second_model_encodes_give_the_answer_read_afte
 
 def test_a_reading_of_other_words_or_params_is_not_taken() -> None:
     """``rank`` takes a ``LexicalReading`` only of its very catalog, query, BM25 array and
-    params; any other is read again, and the answer is the one without it."""
+    params, and only with cosines; any other is read again, and the answer is the one
+    without it."""
     chosen = selector(Second())
     chosen.select(SearchRequest(pattern="warm", tools=TOOLS))
     catalog = chosen.embedded(TOOLS)[0]
@@ -332,6 +333,13 @@ def test_a_reading_of_other_words_or_params_is_not_taken() -> None:
     assert not any(r.fits(catalog, query, bm25, params) for r in readings)
     same = ranker.read_lexical(catalog, query, bm25, params)
     assert same.fits(catalog, query, bm25, params)
+    elsewhere = chosen.embedded([*TOOLS[:2], Tool(name="get_weather", description="Rain")])[0]
+    readings.append(ranker.read_lexical(elsewhere, query, bm25, params))
+    assert not readings[-1].fits(catalog, query, bm25, params)
+    words = {"bm25": bm25, "top_k": 3, "always_keep": ()}
+    lexical = ranker.rank(catalog, query, dense=None, params=params, **words)  # type: ignore[arg-type]
+    offered = ranker.rank(catalog, query, dense=None, params=params, read_ahead=same, **words)  # type: ignore[arg-type]
+    assert offered == lexical  # no cosines: the reading (no sub-word stand-in) is not taken
     for reading in [*readings, same]:
-        got = ranker.rank(catalog, query, params=params, lexical=reading, **base)  # type: ignore[arg-type]
+        got = ranker.rank(catalog, query, params=params, read_ahead=reading, **base)  # type: ignore[arg-type]
         assert got == plain

@@ -1,4 +1,5 @@
 from dataclasses import replace
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from tool_selector.ranking import fusion
 from tool_selector.ranking.fitted import CROSS, HYBRID, STATIC
 from tool_selector.ranking.fusion import (
     FusionParams,
@@ -83,10 +85,29 @@ odd = st.sampled_from([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, 1e-45, -1e-45, np.
     )
 )
 def test_descending_is_the_stable_argsort_of_the_negated_scores(scores: np.ndarray) -> None:
-    """Every index as ``np.argsort(-scores, kind="stable")`` gives it: ties by position,
-    -0.0 tying +0.0, infinities at the ends, NaN (its fallback) last."""
-    got = descending(scores)
-    assert got.dtype == np.intp
+    """Every index as ``np.argsort(-scores, kind="stable")`` gives it, keys sorted from any
+    size (``KEYED_FROM`` 0) or not: ties by position, -0.0 tying +0.0, infinities at the
+    ends, NaN (its fallback) last."""
+    expected = np.argsort(-scores, kind="stable").tolist()
+    for keyed_from in (0, fusion.KEYED_FROM):
+        with patch.object(fusion, "KEYED_FROM", keyed_from):
+            got = descending(scores)
+        assert got.dtype == np.intp
+        assert got.tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        np.array([0.5, -0.0, 0.0, 0.5], dtype=np.float16),
+        np.array([3, 1, 3, 2], dtype=np.int32),
+        np.array([[0.2, 0.1], [0.1, 0.3]], dtype=np.float32),
+    ],
+    ids=["float16", "int32", "2-d"],
+)
+def test_descending_falls_back_to_the_argsort_for_other_kinds(scores: np.ndarray) -> None:
+    with patch.object(fusion, "KEYED_FROM", 0):
+        got = descending(scores)
     assert got.tolist() == np.argsort(-scores, kind="stable").tolist()
 
 

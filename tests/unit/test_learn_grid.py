@@ -84,11 +84,11 @@ def test_by_default_a_rule_must_also_lower_nothing_with_half_the_calls_wrong() -
     default = parser().parse_args(["--jobs", "2"])
     assert default.qualify == [0.5]
     assert command(default) == (
-        "python -m tool_selector.offline.evaluation.learn_grid --limit 6000 --jobs 2"
+        "python -m tool_selector.offline.evaluation.learn_grid --limit 6000 --jobs 2 --qualify 0.5"
     )
     none = parser().parse_args(["--qualify", "--dataset", "arcade"])
     assert none.qualify == []
     assert command(none).endswith("--limit 6000 --qualify --dataset arcade")
     assert parser().parse_args(command(none).split()[3:]) == none
-    other = parser().parse_args(["--qualify", "0.5", "0.7"])
+    other = parser().parse_args(["--qualify", "0.5", "0.3333333333333333"])
     assert parser().parse_args(command(other).split()[3:]) == other

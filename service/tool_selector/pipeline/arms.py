@@ -164,19 +164,19 @@ class DenseArm:
         words (``read_lexical``), read from the first model's vector while the helper still
         encodes the others (``QueryVectors.vector``'s ``meanwhile``; none: not read ahead)."""
         entry, early = request.found.entry, list[FloatArray | None]()
-        ahead = list[LexicalReading]()
+        readings = list[LexicalReading]()
 
         def meanwhile(first: FloatArray) -> None:
             first = encoders.first_of(first)
             early.append(_first_cosines(encoders, first, encoders, entry, matrix))
             params = self.sources.rules.hybrid
-            ahead.append(read_lexical(entry.catalog, columns.query, columns.bm25, params))
+            readings.append(read_lexical(entry.catalog, columns.query, columns.bm25, params))
 
         spans = request.pattern.spans if _in_context(self.sources.rules) else ()
-        words, soon = request.pattern.words, request.ahead
-        qvec, cached = self.sources.queries.vector(encoders, words, spans, soon, meanwhile)
+        words, ahead = request.pattern.words, request.ahead
+        qvec, cached = self.sources.queries.vector(encoders, words, spans, ahead, meanwhile)
         if early:
-            return (qvec, cached, early[0]), ahead[0]
+            return (qvec, cached, early[0]), readings[0]
         bar = _first_cosines(encoders, encoders.first(qvec), encoders, entry, matrix)
         return (qvec, cached, bar), None
 

@@ -205,7 +205,7 @@ def _rank(
         abstain=not foreign,
         bar_dense=None if columns.cosines is None else columns.cosines.bar,
         learned=columns.learned,
-        lexical=columns.read_ahead,
+        read_ahead=columns.read_ahead,
     )
 
 

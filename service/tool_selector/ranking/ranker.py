@@ -120,17 +120,19 @@ def _words(
 
 @dataclass(frozen=True, slots=True)
 class LexicalReading:
-    """What ``rank`` reads of a pattern that needs no cosines, read ahead of them
-    (``read_lexical``: a dense arm reads it while its second model encodes): the signals
-    (those of a ranking with cosines: no sub-word stand-in), the lexical half of the fused
-    score and the tools the pattern names, for one catalog, query, BM25 array and params;
-    ``rank`` takes it only for those very objects (``fits``), else reads them itself."""
+    """The part of what ``rank`` reads that needs no cosines, read ahead of them
+    (``read_lexical``: a dense arm reads it while its second model encodes): the words'
+    signals (those of a ranking with cosines: no sub-word stand-in), the lexical half of the
+    fused score (``fusion.lexical_score``) and the tools the pattern names, for one catalog,
+    query, BM25 array and params; ``rank`` takes it only for those very objects (``fits``)
+    and only with cosines, else reads them itself."""
 
     catalog: Catalog
     query: Query
     bm25: FloatArray
     params: FusionParams
-    signals: Signals
+    words: Signals
+    lexical: FloatArray
     named: tuple[set[int], set[int]]
 
     def fits(self, catalog: Catalog, query: Query, bm25: FloatArray, params: FusionParams) -> bool:
@@ -144,10 +146,9 @@ def read_lexical(
 ) -> LexicalReading:
     """``LexicalReading`` of ``query`` over ``catalog``: what ``rank`` with cosines would read
     of it first, the same arrays."""
-    sig = _words(catalog, query, bm25, params.explained_top, stand_in=False)
-    sig = replace(sig, lexical=(params, lexical_score(sig, params)))
+    words = _words(catalog, query, bm25, params.explained_top, stand_in=False)
     named = named_tools(catalog, query.pattern, params)
-    return LexicalReading(catalog, query, bm25, params, sig, named)
+    return LexicalReading(catalog, query, bm25, params, words, lexical_score(words, params), named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,14 +200,14 @@ def rank(
     abstain: bool = True,
     bar_dense: FloatArray | None = None,
     learned: FloatArray | None = None,
-    lexical: LexicalReading | None = None,
+    read_ahead: LexicalReading | None = None,
 ) -> Ranking:
     """At most ``top_k``: always_keep (present ones, counted), then the tools clearing the bar
     (``_verdicts``, on ``bar_dense`` if given; ``abstain``: ``_bar``), named tools first, then
     by fused score (``learned`` too), ties by position, ``clauses`` merged in; ``_read``."""
-    sig, pair = _read(catalog, query, bm25, dense, params=params, lexical=lexical)
+    sig, words = _read(catalog, query, bm25, dense, params=params, ahead=read_ahead)
     sig, allowed = replace(sig, bar_dense=bar_dense, learned=learned), controls.allowed
-    fused, (exact, named), moved = _fused(catalog, query, (sig, pair), (params, controls), top_k)
+    fused, (exact, named), moved = _fused(catalog, query, (sig, words), (params, controls), top_k)
     order = descending(fused)
     no_match, clears = _verdicts(sig, order, named, (params, controls), top_k, abstain=abstain)
     if clauses and not named and not no_match:
@@ -227,6 +228,11 @@ def rank(
     return Ranking(picked, no_match, ranked, removed, _unmatched(catalog, query, picked), moved)
 
 
+#: What ``_read`` gives beside the signals: ``named_tools``' pair and the lexical half of
+#: the fused score when it was read ahead (``LexicalReading``; none: ``fuse`` computes it).
+Words = tuple[tuple[set[int], set[int]], FloatArray | None]
+
+
 def _read(
     catalog: Catalog,
     query: Query,
@@ -234,20 +240,21 @@ def _read(
     dense: FloatArray | None,
     *,
     params: FusionParams,
-    lexical: LexicalReading | None,
-) -> tuple[Signals, tuple[set[int], set[int]]]:
-    """The signals and ``named_tools``' pair: ``lexical``'s where it is a reading of these
-    very objects and the ranking has cosines, else read now (the same values either way)."""
-    if lexical is not None and dense is not None and lexical.fits(catalog, query, bm25, params):
-        return replace(lexical.signals, dense=dense), lexical.named
+    ahead: LexicalReading | None,
+) -> tuple[Signals, Words]:
+    """The signals, then ``named_tools``' pair and the lexical half of the fused score (none:
+    ``fuse`` computes it): ``ahead``'s where it is a reading of these very objects and the
+    ranking has cosines, else read now (the same values either way)."""
+    if ahead is not None and dense is not None and ahead.fits(catalog, query, bm25, params):
+        return replace(ahead.words, dense=dense), (ahead.named, ahead.lexical)
     sig = signals(catalog, query, bm25, dense, params.explained_top)
-    return sig, named_tools(catalog, query.pattern, params)
+    return sig, (named_tools(catalog, query.pattern, params), None)
 
 
 def _fused(
     catalog: Catalog,
     query: Query,
-    read: tuple[Signals, tuple[set[int], set[int]]],
+    read: tuple[Signals, Words],
     fusion: tuple[FusionParams, Controls],
     top_k: int,
 ) -> tuple[FloatArray, tuple[set[int], set[int]], bool]:
@@ -256,17 +263,16 @@ def _fused(
     order's first ``top_k`` (``Ranking.learned_moved``). The learned term counts only where
     the ranking is unsure without it: its first tool's calibrated relevance below
     ``learn_below`` (a confident answer, a named tool's included, stands as it is)."""
-    (sig, pair), (params, controls) = read, fusion
+    (sig, (pair, lexical)), (params, controls) = read, fusion
     named = _allowed_only(pair, controls.allowed)
-    plain = lift_named(
-        catalog, query.pattern, _base(replace(sig, learned=None), params, controls), named, params
-    )
+    unlearned = _base(replace(sig, learned=None), params, controls, lexical)
+    plain = lift_named(catalog, query.pattern, unlearned, named, params)
     if sig.learned is None:
         return plain, named, False
     calibration = params.lexical_relevance if sig.dense is None else params.relevance
     if float(relevance(plain.max(initial=0.0)[None], calibration)[0]) >= params.learn_below:
         return plain, named, False
-    fused = lift_named(catalog, query.pattern, _base(sig, params, controls), named, params)
+    fused = lift_named(catalog, query.pattern, _base(sig, params, controls, lexical), named, params)
     first = descending(fused)[:top_k], descending(plain)[:top_k]
     return fused, named, not np.array_equal(*first)
 
@@ -379,9 +385,12 @@ def _bar(
     return False, [i for i in order[:top_k].tolist() if i not in kept]
 
 
-def _base(sig: Signals, params: FusionParams, controls: Controls) -> FloatArray:
-    """The fused score, plus the context's boost when there is one."""
-    fused = fuse(sig, params)
+def _base(
+    sig: Signals, params: FusionParams, controls: Controls, lexical: FloatArray | None = None
+) -> FloatArray:
+    """The fused score (its lexical half ``lexical`` where read ahead), plus the context's
+    boost when there is one."""
+    fused = fuse(sig, params, lexical=lexical)
     boost = controls.boost
     return fused if boost is None else np.asarray(fused + boost, dtype=np.float32)
 

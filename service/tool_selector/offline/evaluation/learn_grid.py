@@ -6,7 +6,8 @@ least near events that called a tool, ``LearnRule.support``; and the prior that 
 one near event alone called, ``LearnRule.lone``) replays every set's dev traffic and
 measures the dev half it did not learn from (``learn.LearnEval``, ``--split dev``), with 10%
 and with 30% of the simulated model's calls wrong, and at further shares (``QUALIFY``, 50%;
-``--qualify`` names others) which must lower nothing but do not count in the mean. A
+``--qualify`` names others in its place) which must lower nothing but do not count in the
+mean. A
 candidate qualifies on a group of sets when no set's R@1 or R@5 is lower at any share; the
 choice is the qualifying candidate with the best mean R@1 gain at 10% and 30%. Printed:
 every candidate's gains per set, the choice on all seven sets (the service's
@@ -172,8 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def command(args: argparse.Namespace) -> str:
     """The command line that measures what ``args`` asks for (printed with the results)."""
     options = f" --jobs {args.jobs}" if args.jobs > 1 else ""
-    if tuple(args.qualify) != QUALIFY:
-        options += " --qualify" + "".join(f" {w:g}" for w in args.qualify)
+    options += " --qualify" + "".join(f" {w}" for w in args.qualify)  # repr: parses back
     options += "".join(f" --dataset {name}" for name in args.dataset or [])
     return f"python -m tool_selector.offline.evaluation.learn_grid --limit {args.limit}{options}"
 
