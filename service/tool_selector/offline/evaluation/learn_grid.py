@@ -7,10 +7,9 @@ one near event alone called, ``LearnRule.lone``) replays every set's dev traffic
 measures the dev half it did not learn from (``learn.LearnEval``, ``--split dev``), with 10%
 and with 30% of the simulated model's calls wrong, and at further shares (``QUALIFY``, 50%;
 ``--qualify`` names others in its place) which must lower nothing but do not count in the
-mean. A
-candidate qualifies on a group of sets when no set's R@1 or R@5 is lower at any share; the
-choice is the qualifying candidate with the best mean R@1 gain at 10% and 30%. Printed:
-every candidate's gains per set, the choice on all seven sets (the service's
+mean. A candidate qualifies on a group of sets when no set's R@1 or R@5 is lower at any
+share; the choice is the qualifying candidate with the best mean R@1 gain at 10% and 30%.
+Printed: every candidate's gains per set, the choice on all seven sets (the service's
 ``fitted.LEARN`` and ``LEARN_WEIGHT``), and, per set, the choice made on the other six
 sets' dev alone (leave-one-set-out: a constant that wins only with the set in the choice is
 not what a new deployment gets).
