@@ -118,6 +118,23 @@ def _selector(size: int) -> Way:
     return select
 
 
+def _undone(select: Way, *patches: tuple[object, str, object]) -> Way:
+    """``select`` with each ``(owner, name, value)`` of ``patches`` set for the request and
+    put back after it."""
+
+    def way(body: bytes) -> dict[str, float]:
+        shipped = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+        for owner, name, value in patches:
+            setattr(owner, name, value)
+        try:
+            return select(body)
+        finally:
+            for owner, name, value in shipped:
+                setattr(owner, name, value)
+
+    return way
+
+
 def _bar_last(select: Way) -> Way:
     """``select`` with ``QueryVectors.vector`` given no ``meanwhile``: the bar read last."""
     shipped = QueryVectors.vector
@@ -125,53 +142,29 @@ def _bar_last(select: Way) -> Way:
     def vector(self: QueryVectors, *args: Any, **kwargs: Any) -> Any:
         return shipped(self, *args[:4], **{**kwargs, "meanwhile": None})  # (encoders ... ahead)
 
-    def way(body: bytes) -> dict[str, float]:
-        QueryVectors.vector = vector  # type: ignore[method-assign]
-        try:
-            return select(body)
-        finally:
-            QueryVectors.vector = shipped  # type: ignore[method-assign]
-
-    return way
+    return _undone(select, (QueryVectors, "vector", vector))
 
 
 def _argsort(select: Way) -> Way:
     """``select`` with the fusion's orders by ``np.argsort(-scores, kind="stable")``, the
-    indices ``fusion.descending`` gives (tested), as before it sorted keys."""
-    shipped, modules = fusion.descending, (fusion, ranker)  # ``ranker`` imports it
+    indices ``fusion.descending`` gives (tested), as before it sorted keys (``ranker``
+    imports it, so both modules' names are set)."""
 
     def stable(scores: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
         return np.argsort(-scores, kind="stable")
 
-    def way(body: bytes) -> dict[str, float]:
-        for module in modules:
-            setattr(module, "descending", stable)  # noqa: B010
-        try:
-            return select(body)
-        finally:
-            for module in modules:
-                setattr(module, "descending", shipped)  # noqa: B010
-
-    return way
+    return _undone(select, (fusion, "descending", stable), (ranker, "descending", stable))
 
 
 def _words_last(select: Way) -> Way:
     """``select`` with nothing read of the words while bge-small encodes: the dense arm
-    makes no ``LexicalReading`` and ``rank`` reads the words itself, as before."""
-    module: Any = arms  # its ``read_lexical``, imported from ``ranker``
-    shipped = module.read_lexical
+    makes no ``LexicalReading`` (its ``read_lexical``, imported from ``ranker``, gives none)
+    and ``rank`` reads the words itself, as before."""
 
     def none(*_args: Any) -> None:
         return None
 
-    def way(body: bytes) -> dict[str, float]:
-        module.read_lexical = none
-        try:
-            return select(body)
-        finally:
-            module.read_lexical = shipped
-
-    return way
+    return _undone(select, (arms, "read_lexical", none))
 
 
 def _p(values: list[float], q: float) -> float:

@@ -163,20 +163,19 @@ class DenseArm:
         cosines (``_first_cosines``); those, and what the ranking reads of the pattern's
         words (``read_lexical``), read from the first model's vector while the helper still
         encodes the others (``QueryVectors.vector``'s ``meanwhile``; none: not read ahead)."""
-        entry, early = request.found.entry, list[FloatArray | None]()
-        readings = list[LexicalReading]()
+        entry, early = request.found.entry, list[tuple[FloatArray | None, LexicalReading]]()
 
         def meanwhile(first: FloatArray) -> None:
-            first = encoders.first_of(first)
-            early.append(_first_cosines(encoders, first, encoders, entry, matrix))
+            bar = _first_cosines(encoders, encoders.first_of(first), encoders, entry, matrix)
             params = self.sources.rules.hybrid
-            readings.append(read_lexical(entry.catalog, columns.query, columns.bm25, params))
+            early.append((bar, read_lexical(entry.catalog, columns.query, columns.bm25, params)))
 
         spans = request.pattern.spans if _in_context(self.sources.rules) else ()
         words, ahead = request.pattern.words, request.ahead
         qvec, cached = self.sources.queries.vector(encoders, words, spans, ahead, meanwhile)
         if early:
-            return (qvec, cached, early[0]), readings[0]
+            (bar, reading), *_ = early
+            return (qvec, cached, bar), reading
         bar = _first_cosines(encoders, encoders.first(qvec), encoders, entry, matrix)
         return (qvec, cached, bar), None
 

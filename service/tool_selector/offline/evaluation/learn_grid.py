@@ -101,7 +101,7 @@ def measure(
 
 
 def _measured(
-    c: Candidate, datasets: Sequence[Dataset], shares: Sequence[float] = WRONG
+    c: Candidate, datasets: Sequence[Dataset], shares: Sequence[float]
 ) -> tuple[Candidate, dict[float, dict[str, tuple[float, float]]]]:
     """One candidate's gains: per wrong share, per set, (R@1 gain, R@5 gain)."""
     encoder, glossary = _models()
