@@ -19,7 +19,7 @@
   time) and their p50/p99 are reported for the seconds before and after the new catalog's
   first hybrid answer: what background embedding costs the warm answers.
 
-Datasets: a folder of ``../shared/bench`` (``arcade``, ``sealtools``, ...) or any folder with
+Datasets: a folder of the bench (``arcade``, ``sealtools``, ...) or any folder with
 ``tools.jsonl`` (bench rows or raw provider tool objects) and ``queries.jsonl``
 (``{"query", "gold": [...]}``; queries with empty gold, or longer than the service accepts,
 are skipped).

@@ -15,8 +15,9 @@
   with the worker's RSS sampled from /proc after each; ``--env KEY=VALUE`` sets service
   settings (e.g. the memory bounds).
 
-``--baseline DIR`` serves another checkout's ``service/`` folder (e.g. ``/work/main/service``)
-for a before/after comparison. Latency is measured from each request's scheduled send time.
+``--baseline DIR`` serves another checkout's ``service/`` folder (a ``git worktree`` of the
+commit before, say) for a before/after comparison. Latency is measured from each request's
+scheduled send time.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Context Gateway v0.4.2-v0.5.1 post the user's whole last message as ``query`` with
 ``max_tools: 25`` and forward only the tools we return. This benchmark wraps real requests
-of the bench sets (``../shared/bench`` and ``eval/agent``; sentence-like queries with gold,
+of the bench sets (the six bench sets and ``eval/agent``; sentence-like queries with gold,
 the ``--split`` half) in pasted material generated here, deterministically: application
 logs with Python and Java tracebacks, Markdown and configuration documentation (with its
 own "you can", imperative steps and FAQ questions), pretty-printed JSON and CSV. The

@@ -1,19 +1,20 @@
-"""Request bodies built from the shared retrieval benchmarks (``/work/shared/bench`` or
-``TOOL_SELECTOR_BENCH_DIR``): catalogs of real tool definitions and a mix of sentence and
-keyword patterns. Shared by the benchmark and the Locust file."""
+"""Request bodies built from the public retrieval benchmarks (the bench folder:
+``TOOL_SELECTOR_BENCH_DIR``, else ``default_bench_dir``'s search): catalogs of real tool
+definitions and a mix of sentence and keyword patterns. Shared by the benchmark and the Locust
+file."""
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(os.environ.get("TOOL_SELECTOR_BENCH_DIR", "/work/shared/bench"))
+from tool_selector.offline.evaluation.dataset import default_bench_dir
+
+BENCH_DIR = default_bench_dir()
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[0-9]+")
 
 

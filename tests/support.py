@@ -21,6 +21,8 @@ import httpx
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_DIR = ROOT / "service"
+#: The six public bench sets sliced for the suite (``offline.evaluation.bench_slice``).
+BENCH_SLICE = ROOT / "tests" / "fixtures" / "bench"
 #: A small catalog of the usual shapes of names (plain, ``mcp__x__y``, ``x.y``).
 SAMPLE_TOOLS: list[dict[str, str]] = [
     {"name": "read_file", "description": "Read a file from the local disk"},

@@ -22,6 +22,12 @@ _REMOVED = {
     "catalog (bounded by TOOL_SELECTOR_CATALOG_CACHE_TOOLS), and "
     "TOOL_SELECTOR_REUSE_RAW_TOOLS=false turns that off",
 }
+#: Keys under the prefix that are not the service's settings but other programs' of this
+#: project: the service lets them through (an environment that runs both must still start).
+NOT_SETTINGS = {
+    "TOOL_SELECTOR_BENCH_DIR": "the offline tools' bench folder (tool-selector eval, loadtests)",
+    "TOOL_SELECTOR_URL": "where the examples' clients reach the service",
+}
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 #: Values a field's type admits that the service cannot use, each with what it expects: caught
 #: here, they would stop granian's worker with a traceback.
@@ -367,10 +373,13 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Build settings from ``TOOL_SELECTOR_*`` keys of ``env``; unknown keys are refused."""
+        """Build settings from ``TOOL_SELECTOR_*`` keys of ``env``; unknown keys are refused
+        (``NOT_SETTINGS``' are let through)."""
         hints = get_type_hints(cls)
         known = {PREFIX + f.name.upper() for f in dataclasses.fields(cls)}
-        unknown = sorted(k for k in env if k.startswith(PREFIX) and k not in known)
+        unknown = sorted(
+            k for k in env if k.startswith(PREFIX) and k not in known and k not in NOT_SETTINGS
+        )
         if unknown:
             raise ConfigError(_unknown(unknown, known))
         values: dict[str, Any] = {}

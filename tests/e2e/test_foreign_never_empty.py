@@ -4,7 +4,7 @@ on the lexical service.
 
 Measured on Context Gateway v0.4.3: the German request below, sent as its
 pre-filter sends it over its 150 tools, got ``no_match`` on the static arm, and the proxy then
-forwarded all 150 tools. The body is ``../shared/fixtures/context-gateway/requests/``' B
+forwarded all 150 tools. The body is ``tests/fixtures/context-gateway/``' B
 fixture with the request in its ``query``.
 """
 
@@ -19,14 +19,11 @@ import pytest
 
 from tests.support import ROOT, ServiceProcess
 
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "context-gateway" / "requests"
-FIXTURE = FIXTURE / "B-v0.4.3-prefilter.json"
+FIXTURE = ROOT / "tests" / "fixtures" / "context-gateway" / "B-v0.4.3-prefilter.json"
 COMPRESS = "/api/compress/tool-discovery/"
 GERMAN = "Welche Wandfarbe ist derzeit für Wohnzimmer am beliebtesten?"
 #: "What time is it in Tokyo now?": no word of it is in the glossary.
 UNGLOSSED = "東京は今何時"
-
-pytestmark = pytest.mark.skipif(not FIXTURE.is_file(), reason=f"no proxy fixture at {FIXTURE}")
 
 
 def first_seen(query: str) -> dict[str, Any]:

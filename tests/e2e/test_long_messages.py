@@ -84,8 +84,7 @@ def test_each_reading_of_a_long_message_is_counted_and_logged(
 
 
 #: Context Gateway v0.4.3's real pre-filter body: 150 BFCL tools, ``max_tools: 25``.
-PREFILTER = ROOT.parent / "shared" / "fixtures" / "context-gateway" / "requests"
-PREFILTER = PREFILTER / "B-v0.4.3-prefilter.json"
+PREFILTER = ROOT / "tests" / "fixtures" / "context-gateway" / "B-v0.4.3-prefilter.json"
 REQUEST = (
     "Calculate the capacitance of a parallel plate capacitor where the area of the plate is "
     "10 square meters, the distance between plates is 0.01 meters and the dielectric "
@@ -100,7 +99,6 @@ TRACE = "".join(
 )
 
 
-@pytest.mark.skipif(not PREFILTER.is_file(), reason=f"proxy fixture not found at {PREFILTER}")
 def test_a_request_in_the_middle_of_20_kb_of_log_keeps_its_tool(service: ServiceProcess) -> None:
     body = json.loads(PREFILTER.read_text())
     warm_prefilter(service.url, body)
@@ -145,7 +143,6 @@ NGINX_CSV = "".join(
 )
 
 
-@pytest.mark.skipif(not PREFILTER.is_file(), reason=f"proxy fixture not found at {PREFILTER}")
 @pytest.mark.parametrize("placement", ["start", "middle", "end"])
 @pytest.mark.parametrize(("ask", "gold"), ISSUE_REQUESTS, ids=["money", "second-opening"])
 def test_the_issues_lost_requests_keep_their_tool_in_the_25(
@@ -174,7 +171,6 @@ def _logged(service: ServiceProcess, sid: str) -> dict[str, Any]:
     return wait_until(find, 10, f"the log line of search {sid}")
 
 
-@pytest.mark.skipif(not PREFILTER.is_file(), reason=f"proxy fixture not found at {PREFILTER}")
 @pytest.mark.parametrize(
     "tag",
     ["[a1b2c3] ", "[JIRA-123] ", "(urgent) ", "@bot ", "#ops "],

@@ -1,7 +1,7 @@
 """Every Context Gateway release's real request, on the path and with the header it uses.
 
-The bodies are ``../shared/fixtures/context-gateway/requests/``: what the proxy itself put on
-the wire (README there). Each answer must be one that release parses and accepts: its shape,
+The bodies are ``tests/fixtures/context-gateway/``: what the proxy itself put on
+the wire (``PROXY.md`` there). Each answer must be one that release parses and accepts: its shape,
 names it knows (a subset of the request's), at most its limit, and never empty for a real
 need (every release reads an empty answer as a failure and falls back).
 """
@@ -18,7 +18,7 @@ import pytest
 
 from tests.support import ROOT, ServiceProcess, start_service
 
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "context-gateway" / "requests"
+FIXTURES = ROOT / "tests" / "fixtures" / "context-gateway"
 KEY = "cg-release-key"
 SEARCH = "/v1/tool-discovery/search"
 COMPRESS = "/api/compress/tool-discovery/"
@@ -30,10 +30,6 @@ RELEASES = [
     ("C-v0.5.2-search.json", COMPRESS, "Authorization", "selected_names", "top_k"),
     ("D-v0.5.3-search.json", COMPRESS, "X-API-Key", "relevant_tools", "max_tools"),
 ]
-
-pytestmark = pytest.mark.skipif(
-    not FIXTURES.is_dir(), reason=f"proxy fixtures not found at {FIXTURES}"
-)
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
+from tests.support import BENCH_SLICE
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.lint.report import lint
 from tool_selector.lint.siblings import DOING
 from tool_selector.lint.words import FUNCTION_WORDS, vocabulary
 from tool_selector.lru import BoundedLRU
-from tool_selector.offline.evaluation.dataset import default_bench_dir
 from tool_selector.offline.lint_cli import read_catalog
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
@@ -24,13 +24,10 @@ from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LintReport
 from tool_selector_client.wire import Tool
 
-AZURE = default_bench_dir() / "azure_mcp" / "tools.jsonl"
+AZURE = BENCH_SLICE / "azure_mcp" / "tools.jsonl"
 #: What the report told operators to lead with before (the issue's list).
 ISSUE_WORDS = {"optionally", "either", "within", "must", "each", "no", "used", "azure"}
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.skipif(not AZURE.is_file(), reason=f"no Azure MCP bench at {AZURE}"),
-]
+pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")

@@ -4,23 +4,19 @@ import httpx
 import msgspec
 import pytest
 
-from tests.support import ServiceProcess, warm_catalog
+from tests.support import BENCH_SLICE, ServiceProcess, warm_catalog
 from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.embeddings.factory import encoder_from_settings
-from tool_selector.offline.evaluation.dataset import default_bench_dir, load_dataset, pick_queries
+from tool_selector.offline.evaluation.dataset import load_dataset, pick_queries
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 
-BENCH = default_bench_dir()
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.skipif(not (BENCH / "metatool").is_dir(), reason=f"no benchmark at {BENCH}"),
-]
+pytestmark = pytest.mark.model
 
 
 def test_http_answers_equal_in_process_answers(service: ServiceProcess) -> None:
-    data = load_dataset(BENCH, "metatool")
+    data = load_dataset(BENCH_SLICE, "metatool")
     # the service's own encoder (default settings); a deadline that never cuts the in-process
     # run short, as the warmed service also answers on the hybrid path
     selector = Selector(

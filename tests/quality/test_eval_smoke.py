@@ -5,20 +5,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import BENCH_SLICE
 from tool_selector.offline.cli import main
-from tool_selector.offline.evaluation.dataset import default_bench_dir
 
-BENCH = default_bench_dir()
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.skipif(not (BENCH / "metatool").is_dir(), reason=f"no benchmark at {BENCH}"),
-]
+pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     out = tmp_path_factory.mktemp("eval") / "quality.json"
-    args = ["eval", "--dataset", "metatool", "--limit", "20", "--negatives", "5"]
+    args = ["eval", "--bench-dir", str(BENCH_SLICE), "--dataset", "metatool", "--limit", "20"]
+    args += ["--negatives", "5"]
     assert main([*args, "--no-progress", "--output", str(out)]) == 0
     data: dict[str, object] = json.loads(out.read_text())
     data["markdown"] = out.with_suffix(".md").read_text()

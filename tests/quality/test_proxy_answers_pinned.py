@@ -44,17 +44,14 @@ from tool_selector.pipeline.decoding import Decoder
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
 
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "context-gateway" / "requests"
+FIXTURES = ROOT / "tests" / "fixtures" / "context-gateway"
 PINNED = json.loads((ROOT / "tests" / "fixtures" / "proxy_answers.json").read_text())
 #: The hybrid pins as the other CPU's kernels answer them (module docstring).
 OTHER_CPU = json.loads((ROOT / "tests" / "fixtures" / "proxy_answers_other_cpu.json").read_text())
 HYBRID_KEYS = sorted(k for k in PINNED if k.endswith("/hybrid"))
 PATHS = {"A": "/v1/tool-discovery/search", "B": "/api/compress/tool-discovery/"}
 
-pytestmark = [
-    pytest.mark.model,
-    pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"proxy fixtures not found at {FIXTURES}"),
-]
+pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")

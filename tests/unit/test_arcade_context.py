@@ -4,10 +4,11 @@ from typing import Any
 
 import pytest
 
-from tool_selector.offline.evaluation.dataset import REPO_ROOT, default_bench_dir
+from tests.support import BENCH_SLICE
+from tool_selector.offline.evaluation.dataset import REPO_ROOT
 
 CONTEXT = REPO_ROOT / "eval" / "arcade_context" / "context.jsonl"
-ARCADE = default_bench_dir() / "arcade"
+ARCADE = BENCH_SLICE / "arcade"
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -21,8 +22,6 @@ def context() -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def bench() -> tuple[list[dict[str, Any]], set[str]]:
-    if not (ARCADE / "queries.jsonl").is_file():
-        pytest.skip(f"no Arcade bench at {ARCADE}")
     queries = [q for q in _rows(ARCADE / "queries.jsonl") if q["category"] == "needs_context"]
     return queries, {str(t["name"]) for t in _rows(ARCADE / "tools.jsonl")}
 

@@ -1,7 +1,7 @@
 """docs/context-gateway.md's release table and YAML say what the proxy's own log shows it does.
 
-The log is ``../shared/fixtures/context-gateway/logs/tool_discovery.jsonl``: lines the
-releases wrote while run against tool-selector (README there). Where a line shows what an
+The log is ``tests/fixtures/context-gateway/tool_discovery.jsonl``: lines the
+releases wrote while run against tool-selector (``PROXY.md`` there). Where a line shows what an
 empty answer made the release do, that page's table must say it, and ``openapi.yaml`` the
 same.
 """
@@ -22,9 +22,7 @@ from tool_selector.settings import Settings
 PAGE = ROOT / "docs" / "context-gateway.md"
 #: The heading after the release tables and YAML blocks on that page.
 NEXT_SECTION = "## A report from your proxy's own log"
-LOG = ROOT.parent / "shared" / "fixtures" / "context-gateway" / "logs" / "tool_discovery.jsonl"
-
-pytestmark = pytest.mark.skipif(not LOG.is_file(), reason=f"proxy log not found at {LOG}")
+LOG = ROOT / "tests" / "fixtures" / "context-gateway" / "tool_discovery.jsonl"
 
 
 def log_lines() -> list[dict[str, Any]]:
@@ -139,7 +137,7 @@ def test_every_release_line_of_the_table_has_its_yaml() -> None:
 # types.go, internal/config/providers.go, internal/gateway/handler.go and
 # handler_nonstreaming.go). The page's table and YAML blocks must say the same.
 
-FIXTURE_README = LOG.parent.parent / "README.md"
+FIXTURE_README = LOG.parent / "PROXY.md"
 US = "tool-selector:8080"
 TOOL_OUTPUT = "/api/compress/tool-output/"
 HISTORY = "/api/compress/history/"

@@ -1,7 +1,10 @@
+from pathlib import Path
+
 import pytest
 
 from tool_selector.errors import ConfigError
-from tool_selector.settings import Settings, settings_table
+from tool_selector.offline.evaluation.dataset import BENCH_DIR_ENV, default_bench_dir
+from tool_selector.settings import NOT_SETTINGS, Settings, settings_table
 
 
 def test_defaults_are_the_embedded_setup() -> None:
@@ -38,6 +41,20 @@ def test_bad_value_fails_naming_the_key(env: dict[str, str]) -> None:
 
 def test_other_environment_is_ignored() -> None:
     assert Settings.from_env({"PATH": "/bin", "HOME": "/root"}) == Settings()
+
+
+@pytest.mark.parametrize("key", sorted(NOT_SETTINGS))
+def test_the_project_s_other_programs_keys_do_not_stop_the_service(key: str) -> None:
+    assert Settings.from_env({key: "/somewhere"}) == Settings()
+
+
+def test_the_bench_folder_is_the_one_its_key_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(BENCH_DIR_ENV, str(tmp_path))
+    assert default_bench_dir() == tmp_path
+    monkeypatch.delenv(BENCH_DIR_ENV)
+    assert default_bench_dir() != tmp_path
 
 
 def test_table_lists_every_setting() -> None:

@@ -1,6 +1,6 @@
 """The English words of the tool glossary (``ranking/glossary.tsv``): the tools' own vocabulary.
 
-Reads the tools of the seven catalogs (``DATASETS``: six of ``../shared/bench`` and
+Reads the tools of the seven catalogs (``DATASETS``: the six bench sets and
 ``eval/agent``) and never their requests. A tool gives the words of its bare name
 (``split_identifier``) and of its description (``lexical_words``); a word is kept when it is
 pure-ASCII alphabetic, at least ``MIN_LETTERS`` letters and not a stop word, read lower-case and

@@ -6,7 +6,7 @@
 service's answer on the set's dev split, as (gold, answered first) pairs with their counts,
 and which of them a sibling group of the set's catalog report covers (docs/quality.md).
 
-For each of the seven sets (``../shared/bench`` and ``eval/agent``): ``<set>.txt``,
+For each of the seven sets (the six bench sets and ``eval/agent``): ``<set>.txt``,
 ``<set>.json`` and ``<set>.html`` (``tool-selector lint`` of its ``tools.jsonl``), and
 ``README.md``, one row per set. Catalogs of at most ``--hybrid-max`` tools are ranked with
 the model (as the endpoint answers an embedded catalog), larger ones with the static arm

@@ -252,7 +252,7 @@ def cut_pattern(pattern: str, max_chars: int) -> str:
     characters and its last ones, joined by a space, without the words the cuts split.
 
     Why head and tail: a long message states its need at the start or asks it at the end,
-    with pasted material between; measured on the long queries of ``../shared/bench``
+    with pasted material between; measured on the long queries of the bench sets
     (docs/long-patterns.md). The embedding model reads about 1,000 characters
     (256 tokens) anyway; BM25 would read all, and a pasted blob only adds noise to it.
     """

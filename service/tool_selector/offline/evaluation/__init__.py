@@ -1,1 +1,1 @@
-"""Offline evaluation of ranking quality on ``../shared/bench`` (``tool-selector eval``)."""
+"""Offline evaluation of ranking quality on the public bench sets (``tool-selector eval``)."""

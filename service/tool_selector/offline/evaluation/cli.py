@@ -92,7 +92,7 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
         "--bench-dir",
         type=Path,
         default=default_bench_dir(),
-        help="benchmark folder (default: ../shared/bench next to the repository)",
+        help="bench folder (default: TOOL_SELECTOR_BENCH_DIR, else shared/bench above the repo)",
     )
     p.add_argument(
         "--output",

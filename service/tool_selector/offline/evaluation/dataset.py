@@ -13,8 +13,8 @@ A data set is a folder holding ``tools.jsonl`` and ``queries.jsonl`` (BFCL also 
   catalog serves: the right answer is to abstain. A gold name absent from the catalog is an
   error naming the file and line.
 
-Known names: the six folders of ``../shared/bench`` and ``agent`` (this repository's
-``eval/agent``); anything else is read as a folder path.
+Known names: the six folders of the bench (``default_bench_dir``) and ``agent`` (this
+repository's ``eval/agent``); anything else is read as a folder path.
 
 Dev/test split: a query is ``dev`` when the first byte of ``sha256(id)`` is even, else
 ``test``. Tuning looks at dev only; reported numbers are test.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from tool_selector_client.wire import Tool
 
 __all__ = [
     "AGENT_DIR",
+    "AGENT_SETS",
     "API_SETS",
     "DATASETS",
     "BenchQuery",
@@ -61,6 +63,8 @@ DATASETS = (*API_SETS, *AGENT_SETS, "agent")
 REPO_ROOT = Path(__file__).resolve().parents[4]
 AGENT_DIR = REPO_ROOT / "eval" / "agent"
 Split = Literal["dev", "test", "all"]
+#: Names the bench folder (``default_bench_dir``); not a service setting (``NOT_SETTINGS``).
+BENCH_DIR_ENV = "TOOL_SELECTOR_BENCH_DIR"
 _CATEGORY_KEYS = ("category", "subset", "difficulty")
 #: Keys that mark a provider object (sent raw), as opposed to a bench row (wrapped).
 _PROVIDER_KEYS = frozenset(
@@ -99,11 +103,11 @@ class Dataset:
 
 
 def default_bench_dir() -> Path:
-    """The nearest ``shared/bench`` beside the repository or one of its ancestor folders.
-
-    ``../shared/bench`` for a checkout next to ``shared/``; a git worktree one level deeper
-    finds the same folder. Falls back to ``../shared/bench`` of the working directory.
-    """
+    """The bench folder: ``TOOL_SELECTOR_BENCH_DIR`` when set, else the nearest
+    ``shared/bench`` beside the repository or one of its ancestor folders (a git worktree one
+    level deeper finds the same one), else ``shared/bench`` beside the working directory."""
+    if os.environ.get(BENCH_DIR_ENV):
+        return Path(os.environ[BENCH_DIR_ENV])
     for folder in REPO_ROOT.parents:
         if (folder / "shared" / "bench").is_dir():
             return folder / "shared" / "bench"
