@@ -201,8 +201,9 @@ def start_redis(
     tmp_dir: Path, port: int | None = None, *, persistent: bool = False
 ) -> RedisProcess:
     """A redis-server keeping its data in ``tmp_dir``: a cache's (nothing on disk) or, with
-    ``persistent``, the learning store's (append-only file fsynced every write, no
-    eviction; ``deploy/learn-redis``), which a restart on the same folder reads back."""
+    ``persistent``, the learning store's as deployed (append-only file fsynced every
+    second, no eviction: ``deploy/k8s/components/learn-redis``), which a restart on the same
+    folder reads back."""
     exe = shutil.which("redis-server")
     if exe is None:
         raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -219,7 +220,7 @@ def start_redis(
             "--appendonly",
             "yes" if persistent else "no",
             "--appendfsync",
-            "always",
+            "everysec",
             "--maxmemory-policy",
             "noeviction",
             "--dir",

@@ -205,7 +205,7 @@ class Metrics:
             "tool_selector_feedback_total",
             "Feedback on searches, by result (accepted, duplicate, unknown_search, "
             "unshown_only: it named only tools the search had not shown, learning_off, "
-            "unavailable).",
+            "unavailable: the store could not keep it, bad_request: its body was refused).",
             ["result"],
             registry=registry,
         )

@@ -333,8 +333,8 @@ class Settings:
         "",
         "Redis that keeps remembered searches and feedback for every replica "
         "(`redis://host:6379/0`). It must keep what it is given: append-only file, "
-        "`maxmemory-policy noeviction` (deploy/learn-redis), not the embedding cache's. Empty: "
-        "`TOOL_SELECTOR_LEARN_DIR` on this replica's disk.",
+        "`maxmemory-policy noeviction` (deploy/k8s/components/learn-redis), not the embedding "
+        "cache's. Empty: `TOOL_SELECTOR_LEARN_DIR` on this replica's disk.",
     )
     learn_dir: str = _setting(
         ".state/learn",

@@ -139,3 +139,14 @@ def test_base_images_are_not_floating() -> None:
     )
     resolved = [args.get(i.strip("${}"), i) for i in images if i != "build"]
     assert all(":" in i and not i.endswith(":latest") for i in resolved)
+
+
+def test_the_learning_folder_is_one_the_runtime_user_owns() -> None:
+    """Without it the default folder (``.state/learn`` under ``/``, the working directory)
+    cannot be made by the runtime user, and every feedback would answer 503."""
+    envs = " ".join(rest for word, rest in final_stage() if word == "ENV")
+    (folder,) = re.findall(r"TOOL_SELECTOR_LEARN_DIR=(\S+)", envs)
+    runs = [c.strip() for w, rest in final_stage() if w == "RUN" for c in rest.split("&&")]
+    uid = next(rest for word, rest in final_stage() if word == "USER")
+    assert f"mkdir -p {folder}" in runs
+    assert f"chown {uid} {folder}" in runs

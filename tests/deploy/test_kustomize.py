@@ -140,7 +140,10 @@ def test_overlay_has_the_kinds(overlay: str, kinds: set[str]) -> None:
     [
         ("standalone", set()),
         ("production", {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_LEARN_REDIS_URL"}),
-        ("shadow", {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_SHADOW"}),
+        (
+            "shadow",  # production's (feedback may reach any replica) plus the shadow compare
+            {"TOOL_SELECTOR_REDIS_URL", "TOOL_SELECTOR_LEARN_REDIS_URL", "TOOL_SELECTOR_SHADOW"},
+        ),
     ],
     ids=["standalone", "production", "shadow"],
 )

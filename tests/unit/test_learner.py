@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from tool_selector.errors import LearningUnavailable
+from tool_selector.learning import learner as learner_module
 from tool_selector.learning.learner import RETRY_SECONDS, Learner
+from tool_selector.learning.records import Called
 from tool_selector.learning.store import Bounds, MemoryStore
 from tool_selector.ranking.learned import LearnRule
 
@@ -87,3 +91,36 @@ def test_evidence_follows_the_store_and_forget_clears_it() -> None:
     it.forget("scope")
     assert it.evidence("scope") is None
     assert it.sizes() == (0, 0, 0)
+
+
+class FailingOnce(MemoryStore):
+    """A store whose first write fails, as a full disk or a Redis gone would."""
+
+    def __init__(self) -> None:
+        super().__init__(Bounds(ttl=3600, max_searches=100, max_events=100), Clock())
+        self.fail = True
+
+    def add(self, scope: str, record: Called) -> None:
+        if self.fail:
+            self.fail = False
+            raise LearningUnavailable("learning_unavailable", "disk full")
+        super().add(scope, record)
+
+
+def test_feedback_the_store_could_not_keep_is_taken_on_its_retry() -> None:
+    it = Learner(FailingOnce(), LearnRule(), refresh=0.0, clock=Clock())
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    with pytest.raises(LearningUnavailable):
+        it.feedback("s1", ["get_a"])
+    assert it.feedback("s1", ["get_a"]).status == "accepted"
+    assert it.feedback("s1", ["get_a"]).status == "duplicate"
+    assert len(it.store.events("scope")[1]) == 1
+
+
+def test_the_searches_that_saw_nothing_called_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(learner_module, "_NONE", 3)
+    it = learner()
+    for i in range(10):
+        it.remember(f"s{i}", "scope", f"caller{i}", READING, TOOLS)
+        it.feedback(f"s{i}", [])
+    assert list(it._none) == ["s7", "s8", "s9"]

@@ -74,10 +74,15 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         asked = decode_text(_DECODE.decode, body, DECODE_ERRORS)
     except DECODE_ERRORS as exc:
+        runtime.metrics.feedback.labels("bad_request").inc()
         raise bad_request(exc) from exc
-    verdict = await runtime.workers.run(
-        lambda _: learner.feedback(asked.search_id, asked.called), time.perf_counter()
-    )
+    try:
+        verdict = await runtime.workers.run(
+            lambda _: learner.feedback(asked.search_id, asked.called), time.perf_counter()
+        )
+    except LearningUnavailable:
+        runtime.metrics.feedback.labels("unavailable").inc()
+        raise
     _count(runtime, verdict)
     if verdict.status == "unknown":
         ttl = runtime.settings.learn_search_ttl_seconds

@@ -71,9 +71,14 @@ def learn_rule(settings: Settings) -> LearnRule:
     keep = replace(
         LEARN.keep,
         ttl=settings.learn_ttl_days,
-        per_caller=max(1, int(settings.learn_caller_share * settings.learn_max_events)),
+        per_caller=per_caller(settings),
     )
     return replace(LEARN, keep=keep)
+
+
+def per_caller(settings: Settings) -> int:
+    """How many of a scope's feedback records one caller's may be."""
+    return max(1, int(settings.learn_caller_share * settings.learn_max_events))
 
 
 def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | None:
@@ -86,6 +91,7 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
         ttl=settings.learn_search_ttl_seconds,
         max_searches=settings.learn_max_searches,
         max_events=settings.learn_max_events,
+        per_caller=per_caller(settings),
     )
     store: LearnStore
     if settings.learn_redis_url:

@@ -3,8 +3,10 @@
 Records are MessagePack, each behind its 4-byte length, appended and flushed before the
 feedback is acknowledged, so an acknowledged feedback survives a restart:
 
-- ``searches.bin``: remembered searches (``Shown``), rewritten from the kept ones once it
-  holds twice ``max_searches``;
+- ``searches.bin``: remembered searches (``Shown``), rewritten from the ones still kept
+  (``max_searches`` at most, none older than the search TTL) once it holds twice as many
+  (``REWRITE_FLOOR`` at least): the file stays near what a search TTL of traffic needs,
+  not twice ``max_searches`` (735 MB at the default 200,000: more than its volume);
 - ``scopes/<sha256 of the scope, 16 hex>.bin``: the scope's name, then its feedback
   (``Called``), rewritten to the newest ``max_events`` once it holds half as many again;
   ``forget`` deletes the file.
@@ -32,6 +34,8 @@ from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
 from tool_selector.learning.store import Bounds, Clock, MemoryStore
 
 _LENGTH = struct.Struct(">I")
+#: Records ``searches.bin`` may hold before it is rewritten, however few are kept.
+REWRITE_FLOOR = 1024
 T = TypeVar("T")
 _SCOPE_NAME = msgspec.msgpack.Decoder(str)
 
@@ -71,7 +75,7 @@ class DirStore:
                 _append(log, ENCODE(search))
             self._searches += 1
             self._memory.remember(search)
-            if self._searches > 2 * self.bounds.max_searches:
+            if self._searches > 2 * max(self._memory.kept(), REWRITE_FLOOR):
                 self._rewrite_searches()
 
     def recall(self, search_id: str) -> Shown | None:
@@ -79,6 +83,9 @@ class DirStore:
 
     def claim(self, search_id: str) -> bool:
         return self._memory.claim(search_id)
+
+    def release(self, search_id: str) -> None:
+        self._memory.release(search_id)
 
     def add(self, scope: str, record: Called) -> None:
         """Keep ``record``; ``LearningUnavailable`` when the folder cannot be written."""

@@ -14,6 +14,7 @@ gives each scope's evidence to the learned arm (``pipeline.learned``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -24,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from tool_selector.errors import LearningUnavailable
 from tool_selector.learning.records import Called, Shown
 from tool_selector.learning.store import LearnStore
 from tool_selector.ranking.dense import FloatArray
@@ -32,9 +34,11 @@ from tool_selector.ranking.learned import Evidence, LearnRule
 #: A search within this many seconds after the same caller's search that saw nothing called
 #: is the model searching again (its calls are ``retry``).
 RETRY_SECONDS = 120.0
-#: Searches per (scope, caller) kept to tell a retry, and (scope, caller) pairs kept.
+#: Searches per (scope, caller) kept to tell a retry, (scope, caller) pairs kept, and the
+#: searches that saw nothing called kept to tell it (the newest).
 _RECENT = 8
 _CALLERS = 10_000
+_NONE = _RECENT * _CALLERS
 #: Scopes whose evidence a replica keeps read (the least recently read go first).
 _SCOPES = 10_000
 
@@ -78,7 +82,7 @@ class Learner:
         self.store, self.rule, self.refresh, self._clock = store, rule, refresh, clock
         self._built: dict[str, tuple[object, float, Evidence | None]] = {}
         self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
-        self._none: set[str] = set()
+        self._none: dict[str, None] = {}
         self._lock = threading.Lock()
 
     def remember(
@@ -129,10 +133,17 @@ class Learner:
         if not self.store.claim(search_id):
             return Verdict("duplicate", (), unshown)
         record = Called(shown, tuple(names[n] for n in kept), self._retry(shown))
-        self.store.add(shown.scope, record)
+        try:
+            self.store.add(shown.scope, record)
+        except LearningUnavailable:  # not kept: the caller's retry must be taken, not a repeat
+            with contextlib.suppress(LearningUnavailable):
+                self.store.release(search_id)
+            raise
         if not kept:
             with self._lock:
-                self._none.add(search_id)
+                self._none[search_id] = None
+                while len(self._none) > _NONE:
+                    del self._none[next(iter(self._none))]
         return Verdict("accepted", kept, unshown)
 
     def _retry(self, shown: Shown) -> bool:

@@ -7,13 +7,17 @@ Keys (prefix ``tool-selector:learn:``):
 - ``claim:<id>``: ``SET NX`` by the first feedback on a search (a repeat moves nothing);
 - ``events:<scope>``: a stream of the scope's feedback (``Called``), ``XADD .. MAXLEN ~``;
   a replica reads only the entries after the last one it read;
+- ``ids:<scope>:<caller>``: the stream ids of one caller's entries, oldest first; past
+  ``per_caller`` its oldest entry is deleted from the stream (one script, ``_ADD``), so a
+  caller flooding a shared scope pushes out its own entries, not the others';
+- ``callers:<scope>``: the scope's ``ids`` keys (``forget`` deletes them);
 - ``epoch:<scope>``: bumped by ``forget`` (which deletes the stream), so every replica drops
   what it read of the scope;
 - ``scopes``: the set of scopes holding feedback.
 
 The evidence must not be evicted nor lost on a restart: this Redis is not the embedding
 cache's (an LRU without persistence) but one with an append-only file and
-``maxmemory-policy noeviction`` (``deploy/learn-redis``). A write that fails raises
+``maxmemory-policy noeviction`` (``deploy/k8s/components/learn-redis``). A write that fails raises
 ``LearningUnavailable`` (the feedback answers 503, not 2xx); a read that fails serves what
 the replica read last.
 """
@@ -23,14 +27,26 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tool_selector.errors import LearningUnavailable, MissingDependencyError
 from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
-from tool_selector.learning.store import Bounds
+from tool_selector.learning.store import Bounds, ScopeLog
 
 PREFIX = "tool-selector:learn:"
+#: KEYS: the scope's stream, the caller's ids, the scopes set, the scope's callers set; ARGV:
+#: the record, max_events, per_caller, the scope.
+_ADD = """
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'r', ARGV[1])
+redis.call('RPUSH', KEYS[2], id)
+while redis.call('LLEN', KEYS[2]) > tonumber(ARGV[3]) do
+  redis.call('XDEL', KEYS[1], redis.call('LPOP', KEYS[2]))
+end
+redis.call('SADD', KEYS[3], ARGV[4])
+redis.call('SADD', KEYS[4], KEYS[2])
+return id
+"""
 _log = logging.getLogger("tool_selector.learn")
 
 
@@ -38,9 +54,9 @@ _log = logging.getLogger("tool_selector.learn")
 class _Read:
     """What this replica read of a scope: the epoch, the last stream entry, the records."""
 
+    log: ScopeLog
     epoch: int = 0
     last: str = "0-0"
-    records: list[Called] = field(default_factory=list)
 
 
 class RedisStore:
@@ -56,6 +72,7 @@ class RedisStore:
         )
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self.bounds = bounds
+        self._add = self._client.register_script(_ADD)
         self._read: dict[str, _Read] = {}
         self._lock = threading.Lock()
 
@@ -73,44 +90,52 @@ class RedisStore:
         key, ttl = _key("claim", search_id), int(self.bounds.ttl)
         return bool(self._call(lambda: self._client.set(key, b"1", nx=True, ex=ttl)))
 
-    def add(self, scope: str, record: Called) -> None:
-        def write() -> object:
-            with self._client.pipeline(transaction=True) as pipe:
-                pipe.xadd(
-                    _key("events", scope),
-                    {"r": ENCODE(record)},
-                    maxlen=self.bounds.max_events,
-                    approximate=True,
-                )
-                pipe.sadd(PREFIX + "scopes", scope)
-                return pipe.execute()
+    def release(self, search_id: str) -> None:
+        self._call(lambda: self._client.delete(_key("claim", search_id)))
 
-        self._call(write)
+    def add(self, scope: str, record: Called) -> None:
+        keys = [
+            _key("events", scope),
+            _key("ids", f"{scope}:{record.search.caller}"),
+            PREFIX + "scopes",
+            _key("callers", scope),
+        ]
+        args: list[bytes | int | str] = [
+            ENCODE(record),
+            self.bounds.max_events,
+            self.bounds.per_caller,
+            scope,
+        ]
+        self._call(lambda: self._add(keys=keys, args=args))
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
-            read = self._read.setdefault(scope, _Read())
+            read = self._read.get(scope)
+            if read is None:
+                read = self._read[scope] = _Read(ScopeLog(self.bounds))
             try:
                 self._catch_up(scope, read)
             except self._errors as exc:
                 _log.warning("learning redis: serving the last read of a scope: %s", exc)
-            return (read.epoch, read.last), tuple(read.records)
+            return (read.epoch, read.last), tuple(read.log.records)
 
     def _catch_up(self, scope: str, read: _Read) -> None:
-        """Read the scope's entries after ``read.last`` (all of them after a ``forget``)."""
+        """Read the scope's entries after ``read.last`` (all of them after a ``forget``), kept
+        as the stream keeps them (``ScopeLog``: an entry the stream dropped since it was read
+        is dropped here by the same rule)."""
         epoch = int(self._client.get(_key("epoch", scope)) or 0)
         if epoch != read.epoch:
-            read.epoch, read.last, read.records = epoch, "0-0", []
+            read.epoch, read.last, read.log = epoch, "0-0", ScopeLog(self.bounds)
         entries: Any = self._client.xrange(_key("events", scope), min=f"({read.last}", max="+")
         for entry_id, fields in entries or ():
-            read.records.append(CALLED.decode(fields[b"r"]))
+            read.log.add(CALLED.decode(fields[b"r"]))
             read.last = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
-        del read.records[: max(0, len(read.records) - self.bounds.max_events)]
 
     def forget(self, scope: str) -> None:
         def write() -> object:
+            callers = self._client.smembers(_key("callers", scope))
             with self._client.pipeline(transaction=True) as pipe:
-                pipe.delete(_key("events", scope))
+                pipe.delete(_key("events", scope), _key("callers", scope), *callers)
                 pipe.incr(_key("epoch", scope))
                 pipe.srem(PREFIX + "scopes", scope)
                 return pipe.execute()

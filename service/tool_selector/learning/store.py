@@ -3,8 +3,11 @@ reference every backend is tested against (``tests/unit/test_learn_store.py``).
 
 - ``remember``/``recall``: a search for ``ttl`` seconds at least (bounded: the oldest go);
 - ``claim``: true once per search id (the first feedback stands; a repeat moves nothing);
-- ``add``/``events``: a scope's feedback, the newest ``max_events`` kept; ``events`` gives a
-  version that changes whenever the events do (the learner rebuilds its evidence then);
+  ``release``: the claim undone, when the feedback could not be kept (its retry counts);
+- ``add``/``events``: a scope's feedback as ``ScopeLog`` keeps it (each caller's newest
+  ``per_caller``, then the scope's newest ``max_events``: a caller flooding a shared scope
+  pushes out its own records, not the others'); ``events`` gives a version that changes
+  whenever the events do (the learner rebuilds its evidence then);
 - ``forget``: a scope's feedback gone, everywhere;
 - ``scopes``: the scopes holding feedback.
 
@@ -35,6 +38,8 @@ class LearnStore(Protocol):
 
     def claim(self, search_id: str) -> bool: ...
 
+    def release(self, search_id: str) -> None: ...
+
     def add(self, scope: str, record: Called) -> None: ...
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]: ...
@@ -48,10 +53,39 @@ class LearnStore(Protocol):
 
 class Bounds:
     """How long a search is remembered (``ttl`` seconds), how many at most
-    (``max_searches``), and how many feedback records a scope keeps (``max_events``)."""
+    (``max_searches``), how many feedback records a scope keeps (``max_events``), and how
+    many of them one caller's may be (``per_caller``; none: ``max_events``)."""
 
-    def __init__(self, ttl: float, max_searches: int, max_events: int) -> None:
+    def __init__(
+        self, ttl: float, max_searches: int, max_events: int, per_caller: int | None = None
+    ) -> None:
         self.ttl, self.max_searches, self.max_events = ttl, max(1, max_searches), max(1, max_events)
+        self.per_caller = max(1, min(per_caller or self.max_events, self.max_events))
+
+
+class ScopeLog:
+    """A scope's feedback as every backend keeps it, oldest first: a record beyond its
+    caller's ``per_caller`` pushes out that caller's oldest, then one beyond ``max_events``
+    the scope's oldest."""
+
+    def __init__(self, bounds: Bounds) -> None:
+        self.bounds = bounds
+        self.records: list[Called] = []
+        self._counts: dict[str, int] = {}
+
+    def add(self, record: Called) -> None:
+        records, counts, caller = self.records, self._counts, record.search.caller
+        records.append(record)
+        counts[caller] = counts.get(caller, 0) + 1
+        if counts[caller] > self.bounds.per_caller:
+            del records[next(i for i, r in enumerate(records) if r.search.caller == caller)]
+            counts[caller] -= 1
+        excess = len(records) - self.bounds.max_events
+        for old in records[: max(0, excess)]:
+            counts[old.search.caller] -= 1
+            if not counts[old.search.caller]:
+                del counts[old.search.caller]
+        del records[: max(0, excess)]
 
 
 class MemoryStore:
@@ -61,7 +95,7 @@ class MemoryStore:
         self.bounds, self._clock = bounds, clock
         self._searches: OrderedDict[str, Shown] = OrderedDict()
         self._claims: OrderedDict[str, float] = OrderedDict()
-        self._events: dict[str, list[Called]] = {}
+        self._events: dict[str, ScopeLog] = {}
         self._versions: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -87,16 +121,19 @@ class MemoryStore:
                 self._claims.popitem(last=False)
             return True
 
+    def release(self, search_id: str) -> None:
+        with self._lock:
+            self._claims.pop(search_id, None)
+
     def add(self, scope: str, record: Called) -> None:
         with self._lock:
-            kept = self._events.setdefault(scope, [])
-            kept.append(record)
-            del kept[: max(0, len(kept) - self.bounds.max_events)]
+            self._events.setdefault(scope, ScopeLog(self.bounds)).add(record)
             self._versions[scope] = self._versions.get(scope, 0) + 1
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
-            return self._versions.get(scope, 0), tuple(self._events.get(scope, ()))
+            kept = self._events.get(scope)
+            return self._versions.get(scope, 0), tuple(kept.records if kept else ())
 
     def forget(self, scope: str) -> None:
         with self._lock:
@@ -105,10 +142,16 @@ class MemoryStore:
 
     def scopes(self) -> list[str]:
         with self._lock:
-            return sorted(s for s, kept in self._events.items() if kept)
+            return sorted(s for s, kept in self._events.items() if kept.records)
 
     def close(self) -> None:
         """Nothing to release."""
+
+    def kept(self) -> int:
+        """How many searches are still remembered."""
+        with self._lock:
+            self._trim()
+            return len(self._searches)
 
     def remembered(self) -> list[Shown]:
         """The searches still remembered, oldest first."""
