@@ -29,6 +29,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import json
+import os
 import random
 import sys
 import types
@@ -416,6 +417,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def default_bench() -> Path:
+    """The bench's ``arcade`` folder, found as ``tool-selector eval`` finds the bench
+    (``TOOL_SELECTOR_BENCH_DIR``, else a ``shared/bench`` above the repository)."""
+    if os.environ.get("TOOL_SELECTOR_BENCH_DIR"):
+        return Path(os.environ["TOOL_SELECTOR_BENCH_DIR"]) / "arcade"
     for folder in REPO_ROOT.parents:
         if (folder / "shared" / "bench" / "arcade").is_dir():
             return folder / "shared" / "bench" / "arcade"

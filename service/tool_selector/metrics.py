@@ -166,6 +166,12 @@ class Metrics:
             "1 while the Redis circuit breaker is open (Redis skipped), else 0.",
             registry=registry,
         )
+        self.learn_breaker_open = Gauge(
+            "tool_selector_learn_breaker_open",
+            "1 while the learning Redis's circuit breaker is open (searches answered "
+            "unremembered, evidence as last read, feedback 503), else 0.",
+            registry=registry,
+        )
         self.redis_breaker_transitions = Counter(
             "tool_selector_redis_breaker_transitions_total",
             "Redis circuit-breaker state changes, by new state.",

@@ -4,6 +4,7 @@ before."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,13 @@ import httpx
 import pytest
 
 from tests.support import ServiceProcess, start_redis, start_service, wait_until, warm_catalog
-from tool_selector_client.wire import FEEDBACK_PATH, SCOPE_HEADER, SEARCH_ID_HEADER, SEARCH_PATH
+from tool_selector_client.wire import (
+    COMPRESS_PATH,
+    FEEDBACK_PATH,
+    SCOPE_HEADER,
+    SEARCH_ID_HEADER,
+    SEARCH_PATH,
+)
 
 #: One encoder and no multilingual arm: the service starts in a few seconds.
 LIGHT = {"TOOL_SELECTOR_SECOND_ENCODER": "false", "TOOL_SELECTOR_MULTILINGUAL": "false"}
@@ -94,6 +101,60 @@ def test_bad_feedback_is_a_json_error_naming_the_field(
         assert "search_id" in r.json()["detail"] or "called" in r.json()["detail"]
 
 
+def test_a_search_of_the_compress_contract_takes_feedback(learning: ServiceProcess) -> None:
+    body = {"query": "list the tables of the database", "tools": TOOLS, "max_tools": 3}
+    r = httpx.post(
+        learning.url + COMPRESS_PATH, json=body, headers={SCOPE_HEADER: "compress"}, timeout=30
+    )
+    shown = r.json()["data"]["relevant_tools"]
+    taken = feedback(learning, {"search_id": r.headers[SEARCH_ID_HEADER], "called": shown[:1]})
+    assert (taken.status_code, taken.json()["kept"], taken.json()["called"]) == (
+        200,
+        True,
+        shown[:1],
+    )
+
+
+def feedback_counts(service: ServiceProcess) -> dict[str, float]:
+    text = httpx.get(service.url + "/metrics", timeout=30).text
+    found = re.findall(r'^tool_selector_feedback_total\{result="(\w+)"\} (\S+)$', text, re.M)
+    return {result: float(value) for result, value in found}
+
+
+def test_feedback_is_counted_by_result(learning: ServiceProcess) -> None:
+    before = feedback_counts(learning)
+    sid = search(learning, "read the rows", scope="counted").headers[SEARCH_ID_HEADER]
+    feedback(learning, {"search_id": sid, "called": []})
+    feedback(learning, {"search_id": sid, "called": []})
+    feedback(learning, {"search_id": "0" * 32, "called": []})
+    feedback(learning, {"search_id": "nope", "called": []})
+    after = feedback_counts(learning)
+    for result in ("accepted", "duplicate", "unknown_search", "bad_request"):
+        assert after[result] == before.get(result, 0.0) + 1, result
+
+
+KEY = "f" * 32
+
+
+def test_feedback_wants_the_search_s_token_and_size_cap(tmp_path: Path) -> None:
+    env = {**LIGHT, "TOOL_SELECTOR_API_KEYS": KEY, "TOOL_SELECTOR_MAX_BODY_BYTES": "4096"}
+    keyed = start_service(tmp_path, env)
+    token = {"Authorization": f"Bearer {KEY}"}
+    try:
+        body = {"pattern": "list the tables", "tools": TOOLS}
+        r = httpx.post(keyed.url + SEARCH_PATH, json=body, headers=token, timeout=30)
+        sid = r.headers[SEARCH_ID_HEADER]
+        assert feedback(keyed, {"search_id": sid, "called": []}).status_code == 401
+        gone = httpx.delete(keyed.url + FEEDBACK_PATH, params={"scope": "x"}, timeout=30)
+        assert gone.status_code == 401
+        big = {"search_id": sid, "called": ["t" * 100] * 60}
+        refused = feedback(keyed, big, headers=token)
+        assert (refused.status_code, refused.json()["code"]) == (413, "payload_too_large")
+        assert feedback(keyed, {"search_id": sid, "called": []}, headers=token).json()["kept"]
+    finally:
+        keyed.stop()
+
+
 def test_feedback_wants_json(learning: ServiceProcess) -> None:
     r = httpx.post(learning.url + FEEDBACK_PATH, content=b"{}", timeout=30)
     assert (r.status_code, r.json()["code"]) == (415, "unsupported_media_type")
@@ -147,6 +208,8 @@ def test_a_replica_sharing_redis_answers_with_what_the_other_learned(tmp_path: P
             warm_catalog(replica.url, TOOLS)
         assert search(two, ASKED).json()["selected_names"][0] != TAUGHT
         teach(one)  # every search and its feedback on replica one
+        sid = search(two, "list the tables").headers[SEARCH_ID_HEADER]
+        assert feedback(one, {"search_id": sid, "called": []}).json()["kept"]  # two's search
         wait_until(
             lambda: search(two, ASKED).json()["selected_names"][0] == TAUGHT,
             10,
@@ -156,3 +219,22 @@ def test_a_replica_sharing_redis_answers_with_what_the_other_learned(tmp_path: P
         one.stop()
         two.stop()
         redis.stop()
+
+
+def test_without_an_encoder_feedback_says_learning_needs_one(tmp_path: Path) -> None:
+    """``TOOL_SELECTOR_ENCODER=none``: no vector to learn with, so feedback is a clear 404
+    (not ``unknown_search`` for a search the answer named); a bad body or scope header is
+    still a 400 naming what is wrong."""
+    lexical = start_service(tmp_path, {"TOOL_SELECTOR_ENCODER": "none"}, wait_ready=False)
+    try:
+        r = search(lexical, "list the tables")
+        off = feedback(lexical, {"search_id": r.headers[SEARCH_ID_HEADER], "called": []})
+        assert (off.status_code, off.json()["code"]) == (404, "learning_off")
+        assert "TOOL_SELECTOR_ENCODER=none" in off.json()["detail"]
+        bad = feedback(lexical, {"search_id": r.headers[SEARCH_ID_HEADER]})
+        assert (bad.status_code, bad.json()["code"]) == (400, "invalid_request")
+        assert "called" in bad.json()["detail"]
+        spaced = search(lexical, "list the tables", scope="two words")
+        assert (spaced.status_code, spaced.json()["code"]) == (400, "invalid_scope")
+    finally:
+        lexical.stop()

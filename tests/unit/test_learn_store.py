@@ -3,20 +3,27 @@ folder and a real Redis process, as Litestar tests its stores over one fixture."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
 from redis import Redis
 
 from tests.support import RedisProcess, start_redis
+from tool_selector.embeddings.breaker import CircuitBreaker
+from tool_selector.errors import LearningUnavailable
 from tool_selector.learning import dir_store
 from tool_selector.learning.dir_store import DirStore
 from tool_selector.learning.records import Called, Shown
 from tool_selector.learning.redis_store import RedisStore
 from tool_selector.learning.store import Bounds, LearnStore, MemoryStore
 
+T = TypeVar("T")
 BOUNDS = Bounds(ttl=3600, max_searches=50, max_events=20, per_caller=10)
 VECTOR = np.ones(4, np.float32).tobytes()
 
@@ -47,22 +54,41 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LearnStore
         redis.stop()
 
 
+Opened = Callable[[T], T]
+
+
+@pytest.fixture
+def opened() -> Iterator[Opened[Any]]:
+    """Closes at the test's end what it is given (a Redis client holds sockets)."""
+    with contextlib.ExitStack() as stack:
+
+        def keep(thing: T) -> T:
+            stack.callback(thing.close)  # type: ignore[attr-defined]
+            return thing
+
+        yield keep
+
+
 def test_a_remembered_search_is_recalled(store: LearnStore) -> None:
     store.remember(shown(1))
     assert store.recall(f"{1:032x}") == shown(1)
     assert store.recall(f"{2:032x}") is None
 
 
-def test_a_search_is_claimed_once(store: LearnStore) -> None:
-    assert store.claim(f"{1:032x}")
-    assert not store.claim(f"{1:032x}")
+def test_a_search_s_feedback_is_kept_once(store: LearnStore) -> None:
+    assert store.add("s", called(1))
+    assert not store.add("s", Called(shown(1), ("b",)))
+    assert store.events("s")[1] == (called(1),)
 
 
-def test_a_released_claim_is_taken_again(store: LearnStore) -> None:
-    assert store.claim(f"{1:032x}")
-    store.release(f"{1:032x}")
-    assert store.claim(f"{1:032x}")
-    assert not store.claim(f"{1:032x}")
+def test_a_write_the_folder_refuses_claims_nothing(tmp_path: Path) -> None:
+    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    store._path("s").mkdir()  # where the scope's file goes: appending to it fails
+    with pytest.raises(LearningUnavailable):
+        store.add("s", called(1))
+    store._path("s").rmdir()
+    assert store.add("s", called(1))
+    assert store.events("s")[1] == (called(1),)
 
 
 def test_feedback_is_kept_per_scope_and_changes_the_version(store: LearnStore) -> None:
@@ -111,14 +137,13 @@ def test_forgetting_a_scope_drops_its_feedback(store: LearnStore) -> None:
 def test_the_folder_keeps_everything_across_a_restart(tmp_path: Path) -> None:
     first = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
     first.remember(shown(1))
-    assert first.claim(f"{1:032x}")
-    first.add("s", called(1))
+    assert first.add("s", called(1))
     first.close()
     again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
     try:
         assert again.recall(f"{1:032x}") == shown(1)
         assert again.events("s")[1] == (called(1),)
-        assert not again.claim(f"{1:032x}")  # its feedback was kept: a repeat moves nothing
+        assert not again.add("s", called(1))  # its feedback was kept: a repeat moves nothing
     finally:
         again.close()
 
@@ -137,10 +162,10 @@ def test_a_record_cut_by_a_crash_is_skipped(tmp_path: Path) -> None:
         again.close()
 
 
-def test_two_replicas_share_a_redis(tmp_path: Path) -> None:
+def test_two_replicas_share_a_redis(tmp_path: Path, opened: Opened) -> None:
     redis = start_redis(tmp_path)
     try:
-        one, two = RedisStore(redis.url, BOUNDS), RedisStore(redis.url, BOUNDS)
+        one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
         one.remember(shown(1))
         assert two.recall(f"{1:032x}") == shown(1)
         assert two.events("s")[1] == ()
@@ -152,10 +177,28 @@ def test_two_replicas_share_a_redis(tmp_path: Path) -> None:
         redis.stop()
 
 
-def test_a_replica_drops_what_another_s_flood_pushed_out(tmp_path: Path) -> None:
+def test_a_redis_scope_of_many_callers_keeps_only_its_records_ids(
+    tmp_path: Path, opened: Opened
+) -> None:
     redis = start_redis(tmp_path)
     try:
-        one, two = RedisStore(redis.url, BOUNDS), RedisStore(redis.url, BOUNDS)
+        store = opened(RedisStore(redis.url, BOUNDS))
+        for i in range(300):
+            store.add("s", called(i, caller=f"c{i}"))
+        newest = tuple(called(i, caller=f"c{i}") for i in range(280, 300))
+        assert store.events("s")[1] == newest
+        client = opened(Redis.from_url(redis.url))
+        assert client.xlen("tool-selector:learn:events:s") == BOUNDS.max_events
+        assert len(client.keys("tool-selector:learn:ids:*")) == BOUNDS.max_events
+        assert client.scard("tool-selector:learn:callers:s") == BOUNDS.max_events
+    finally:
+        redis.stop()
+
+
+def test_a_replica_drops_what_another_s_flood_pushed_out(tmp_path: Path, opened: Opened) -> None:
+    redis = start_redis(tmp_path)
+    try:
+        one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
         first = [called(i, caller="flood") for i in range(BOUNDS.per_caller)]
         for record in first:
             one.add("s", record)
@@ -164,25 +207,27 @@ def test_a_replica_drops_what_another_s_flood_pushed_out(tmp_path: Path) -> None
         for record in later:
             one.add("s", record)
         assert two.events("s")[1] == (*first[3:], *later)
-        assert two.events("s")[1] == RedisStore(redis.url, BOUNDS).events("s")[1]
+        assert two.events("s")[1] == opened(RedisStore(redis.url, BOUNDS)).events("s")[1]
         one.forget("s")
-        assert not Redis.from_url(redis.url).keys("tool-selector:learn:ids:*")
+        assert not opened(Redis.from_url(redis.url)).keys("tool-selector:learn:ids:*")
     finally:
         redis.stop()
 
 
-def test_the_learning_redis_keeps_feedback_when_it_is_killed(tmp_path: Path) -> None:
+def test_the_learning_redis_keeps_feedback_when_it_is_killed(
+    tmp_path: Path, opened: Opened
+) -> None:
     """The learning Redis as deployed (append-only file, no eviction), killed with SIGKILL
     and started again on its folder: the feedback is still there."""
     redis = start_redis(tmp_path, persistent=True)
     port = redis.port
     try:
-        RedisStore(redis.url, BOUNDS).add("s", called(1))
+        opened(RedisStore(redis.url, BOUNDS)).add("s", called(1))
     finally:
         redis.stop()  # SIGKILL: no shutdown save
     again = start_redis(tmp_path, port, persistent=True)
     try:
-        assert RedisStore(again.url, BOUNDS).events("s")[1] == (called(1),)
+        assert opened(RedisStore(again.url, BOUNDS)).events("s")[1] == (called(1),)
     finally:
         again.stop()
 
@@ -203,4 +248,49 @@ def test_the_searches_file_stays_near_what_the_search_ttl_keeps(
     assert on_disk <= 2 * 11
     again = DirStore(tmp_path, bounds, clock=lambda: now[0])
     assert again.recall(f"{199:032x}") == shown(199, at=1_199.0)
-    assert again.recall(f"{150:032x}") is None
+    assert again._memory.kept() == 11  # the searches at 1,189 to 1,199 s
+
+
+class Calls:
+    """Counts the calls that reach a redis-py client method."""
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method, self.count = method, 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.count += 1
+        return self.method(*args, **kwargs)
+
+
+def test_a_hung_learning_redis_is_asked_once_until_its_probe(
+    tmp_path: Path, opened: Opened
+) -> None:
+    """SIGSTOP: the first call times out and opens the breaker; searches after it are not
+    remembered and their scopes read as last read without asking Redis, feedback is 503 at
+    once; after ``reset_after`` one call probes, and with Redis back it closes."""
+    redis = start_redis(tmp_path)
+    now = [0.0]
+    breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
+    store = opened(RedisStore(redis.url, BOUNDS, timeout=0.2, breaker=breaker))
+    try:
+        store.add("s", called(1))
+        assert store.events("s")[1] == (called(1),)
+        os.kill(redis.proc.pid, signal.SIGSTOP)
+        store.remember(shown(2))  # times out: the breaker opens
+        assert breaker.state == "open"
+        sets = store._client.set = Calls(store._client.set)  # type: ignore[method-assign]
+        reads = store._client.xrange = Calls(store._client.xrange)  # type: ignore[method-assign]
+        for i in range(3, 8):
+            store.remember(shown(i))
+            assert store.events("s")[1] == (called(1),)
+        with pytest.raises(LearningUnavailable):
+            store.add("s", called(3))
+        assert (sets.count, reads.count) == (0, 0)
+        os.kill(redis.proc.pid, signal.SIGCONT)
+        now[0] = 5.0
+        store.remember(shown(9))  # the probe
+        assert (breaker.state, sets.count) == ("closed", 1)
+        assert store.recall(f"{9:032x}") == shown(9)
+    finally:
+        os.kill(redis.proc.pid, signal.SIGCONT)
+        redis.stop()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
@@ -10,7 +13,7 @@ from tool_selector.learning import learner as learner_module
 from tool_selector.learning.learner import RETRY_SECONDS, Learner
 from tool_selector.learning.records import Called
 from tool_selector.learning.store import Bounds, MemoryStore
-from tool_selector.ranking.learned import LearnRule
+from tool_selector.ranking.learned import Evidence, LearnRule
 
 READING = (np.eye(4, dtype=np.float32)[0], (11, 12))
 TOOLS = [("ida", "get_a"), ("idb", "get_b")]
@@ -100,11 +103,11 @@ class FailingOnce(MemoryStore):
         super().__init__(Bounds(ttl=3600, max_searches=100, max_events=100), Clock())
         self.fail = True
 
-    def add(self, scope: str, record: Called) -> None:
+    def add(self, scope: str, record: Called) -> bool:
         if self.fail:
             self.fail = False
             raise LearningUnavailable("learning_unavailable", "disk full")
-        super().add(scope, record)
+        return super().add(scope, record)
 
 
 def test_feedback_the_store_could_not_keep_is_taken_on_its_retry() -> None:
@@ -124,3 +127,42 @@ def test_the_searches_that_saw_nothing_called_are_bounded(monkeypatch: pytest.Mo
         it.remember(f"s{i}", "scope", f"caller{i}", READING, TOOLS)
         it.feedback(f"s{i}", [])
     assert list(it._none) == ["s7", "s8", "s9"]
+
+
+class SlowReads(MemoryStore):
+    """A store whose reads wait for ``go`` once ``hold`` is set, counting them."""
+
+    def __init__(self) -> None:
+        super().__init__(Bounds(ttl=3600, max_searches=100, max_events=100), Clock())
+        self.hold, self.go, self.inside, self.reads = False, threading.Event(), threading.Event(), 0
+
+    def events(self, scope: str) -> tuple[object, Sequence[Called]]:
+        self.reads += 1
+        if self.hold:
+            self.inside.set()
+            assert self.go.wait(10)
+        return super().events(scope)
+
+
+def test_while_one_search_rebuilds_a_scope_the_others_take_what_was_built() -> None:
+    store = SlowReads()
+    it = Learner(store, LearnRule(), refresh=0.0, clock=Clock())
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", ["get_a"])
+    before = it.evidence("scope")
+    it.remember("s2", "scope", "proxy", READING, TOOLS)
+    it.feedback("s2", ["get_b"])
+    store.hold = True
+    rebuilt: list[Evidence | None] = []
+    first = threading.Thread(target=lambda: rebuilt.append(it.evidence("scope")))
+    first.start()
+    assert store.inside.wait(10)
+    reads = store.reads
+    assert [it.evidence("scope") for _ in range(5)] == [before] * 5
+    assert store.reads == reads  # the others did not read the store
+    store.go.set()
+    first.join(10)
+    (evidence,) = rebuilt
+    assert evidence is not None
+    assert len(evidence) == 2
+    assert it.evidence("scope") is not before

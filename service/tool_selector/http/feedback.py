@@ -69,13 +69,13 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Which tools of a search's answer the model called (``FeedbackRequest``)."""
     runtime = state_of(request)
     require_json(request)
-    learner = _learner(runtime)
     body = await request.body()
     try:
         asked = decode_text(_DECODE.decode, body, DECODE_ERRORS)
     except DECODE_ERRORS as exc:
         runtime.metrics.feedback.labels("bad_request").inc()
         raise bad_request(exc) from exc
+    learner = _learner(runtime)  # after the body: a bad one is a 400 whether learning is on
     try:
         verdict = await runtime.workers.run(
             lambda _: learner.feedback(asked.search_id, asked.called), time.perf_counter()
@@ -103,28 +103,33 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def forget(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Forget a scope's feedback (``?scope=NAME``): its searches then answer as before any."""
     runtime = state_of(request)
-    learner = _learner(runtime)
     scope = request.query_params.get("scope", "")
     if not _SCOPE.match(scope):
         raise BadRequest(
             "invalid_scope", "query parameter `scope` must name a scope (1 to 128 characters)"
         )
+    learner = _learner(runtime)
     await runtime.workers.run(lambda _: learner.forget(scope), time.perf_counter())
     return Response(_ENCODE.encode({"forgotten": scope}), media_type=JSON)
 
 
 def _learner(runtime: AppState) -> Learner:
-    learner = runtime.selector.learning
+    learner, settings = runtime.selector.learning, runtime.settings
     if learner is not None:
         return learner
-    if runtime.settings.learn:
+    if settings.learn and settings.encoder != "none":
         runtime.metrics.feedback.labels("unavailable").inc()
         raise LearningUnavailable(
             "learning_unavailable",
-            f"the learning folder {runtime.settings.learn_dir!r} cannot be written; "
+            f"the learning folder {settings.learn_dir!r} cannot be written; "
             "feedback is not kept (see the start-up log)",
         )
     runtime.metrics.feedback.labels("learning_off").inc()
+    if settings.learn:
+        raise NotFound(
+            "learning_off",
+            "learning needs an encoder: TOOL_SELECTOR_ENCODER=none ranks by words alone",
+        )
     raise NotFound("learning_off", "learning is off (TOOL_SELECTOR_LEARN=false)")
 
 

@@ -85,10 +85,11 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 def _who(runtime: AppState, request: Request[Any, Any, Any]) -> tuple[str, str, str] | None:
-    """The search's id, scope and caller when it is remembered for feedback (learning on)."""
+    """The search's id, scope and caller when it is remembered for feedback (learning on);
+    a scope header that is not one is a 400 either way."""
+    scope, caller = scope_of(request, tokens_on=runtime.tokens_on)
     if runtime.selector.learning is None:
         return None
-    scope, caller = scope_of(request, tokens_on=runtime.tokens_on)
     return search_id(request.scope), scope, caller
 
 

@@ -9,7 +9,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from tool_selector.embeddings.breaker import BreakerState
+from tool_selector.embeddings.breaker import BreakerState, CircuitBreaker
 from tool_selector.embeddings.cache import (
     CacheObserver,
     EmbeddingCache,
@@ -85,7 +85,7 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
     """The learner the settings ask for: its store in the learning Redis, else in the
     learning folder; ``None`` when learning is off or its folder cannot be written (logged;
     feedback then answers 503 ``learning_unavailable``)."""
-    if not settings.learn:
+    if not settings.learn or settings.encoder == "none":  # no vector to vote with
         return None
     bounds = Bounds(
         ttl=settings.learn_search_ttl_seconds,
@@ -95,9 +95,7 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
     )
     store: LearnStore
     if settings.learn_redis_url:
-        from tool_selector.learning.redis_store import RedisStore  # noqa: PLC0415
-
-        store = RedisStore(settings.learn_redis_url, bounds)
+        store = _learn_redis(settings, bounds, metrics)
     else:
         try:
             store = DirStore(Path(settings.learn_dir), bounds)
@@ -109,6 +107,21 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
     metrics.learn_events.set_function(lambda: learner.sizes()[1])
     metrics.learn_largest_scope.set_function(lambda: learner.sizes()[2])
     return learner
+
+
+def _learn_redis(settings: Settings, bounds: Bounds, metrics: Metrics) -> LearnStore:
+    """The learning Redis, behind a breaker that opens at its first failure (a hung one
+    then costs one search its timeout) and says so in a gauge and the log."""
+    from tool_selector.learning.redis_store import RedisStore  # noqa: PLC0415
+
+    def on_change(state: BreakerState) -> None:
+        metrics.learn_breaker_open.set(1 if state == "open" else 0)
+        logging.getLogger("tool_selector.learn").warning(
+            "learning redis circuit breaker %s", state, extra={"breaker": state}
+        )
+
+    breaker = CircuitBreaker(1, settings.redis_breaker_reset_ms / 1000, on_change)
+    return RedisStore(settings.learn_redis_url, bounds, breaker=breaker)
 
 
 def build_cache(

@@ -65,7 +65,6 @@ class DirStore:
             if not names:
                 continue
             for called in _decoded(records[1:], CALLED.decode):
-                self._memory.claim(called.search.id)
                 self._memory.add(names[0], called)
             self._counts[names[0]] = len(records) - 1
 
@@ -81,15 +80,12 @@ class DirStore:
     def recall(self, search_id: str) -> Shown | None:
         return self._memory.recall(search_id)
 
-    def claim(self, search_id: str) -> bool:
-        return self._memory.claim(search_id)
-
-    def release(self, search_id: str) -> None:
-        self._memory.release(search_id)
-
-    def add(self, scope: str, record: Called) -> None:
-        """Keep ``record``; ``LearningUnavailable`` when the folder cannot be written."""
+    def add(self, scope: str, record: Called) -> bool:
+        """Keep ``record`` (false: its search has feedback); ``LearningUnavailable`` when the
+        folder cannot be written (nothing kept nor claimed)."""
         with self._lock:
+            if self._memory.claimed(record.search.id):
+                return False
             path = self._path(scope)
             fresh = not path.exists()
             try:
@@ -105,6 +101,7 @@ class DirStore:
             self._counts[scope] = self._counts.get(scope, 0) + 1
             if self._counts[scope] > 1.5 * self.bounds.max_events:
                 self._rewrite_scope(scope)
+            return True
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         return self._memory.events(scope)

@@ -14,7 +14,6 @@ gives each scope's evidence to the learned arm (``pipeline.learned``).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -25,7 +24,6 @@ from typing import Literal
 
 import numpy as np
 
-from tool_selector.errors import LearningUnavailable
 from tool_selector.learning.records import Called, Shown
 from tool_selector.learning.store import LearnStore
 from tool_selector.ranking.dense import FloatArray
@@ -83,6 +81,7 @@ class Learner:
         self._built: dict[str, tuple[object, float, Evidence | None]] = {}
         self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
         self._none: dict[str, None] = {}
+        self._reading: set[str] = set()
         self._lock = threading.Lock()
 
     def remember(
@@ -130,15 +129,9 @@ class Learner:
         unshown = tuple(dict.fromkeys(n for n in called if n not in names))
         if unshown and not kept:
             return Verdict("accepted", (), unshown)
-        if not self.store.claim(search_id):
-            return Verdict("duplicate", (), unshown)
         record = Called(shown, tuple(names[n] for n in kept), self._retry(shown))
-        try:
-            self.store.add(shown.scope, record)
-        except LearningUnavailable:  # not kept: the caller's retry must be taken, not a repeat
-            with contextlib.suppress(LearningUnavailable):
-                self.store.release(search_id)
-            raise
+        if not self.store.add(shown.scope, record):
+            return Verdict("duplicate", (), unshown)
         if not kept:
             with self._lock:
                 self._none[search_id] = None
@@ -157,23 +150,34 @@ class Learner:
     def evidence(self, scope: str) -> Evidence | None:
         """The scope's evidence (``None`` when it has no feedback), read from the store at
         most every ``refresh`` seconds (a scope without feedback too: the store is not asked
-        on every search) and rebuilt only when the store's version of it changed."""
+        on every search) and rebuilt only when the store's version of it changed; while one
+        search reads or rebuilds it, the others of the scope take what was built before."""
         now = self._clock()
         with self._lock:
             built = self._built.get(scope)
-        if built is not None and now - built[1] < self.refresh:
-            return built[2]
-        version, records = self.store.events(scope)
-        if built is not None and built[0] == version:
-            evidence = built[2]
-        else:
-            evidence = Evidence.of(records, self.rule, now) if records else None
+            if built is not None and (now - built[1] < self.refresh or scope in self._reading):
+                return built[2]
+            self._reading.add(scope)
+        try:
+            evidence, version = self._read(scope, built, now)
+        finally:
+            with self._lock:
+                self._reading.discard(scope)
         with self._lock:
             self._built.pop(scope, None)  # to the end: the least recently read go first
             self._built[scope] = (version, now, evidence)
             while len(self._built) > _SCOPES:
                 del self._built[next(iter(self._built))]
         return evidence
+
+    def _read(
+        self, scope: str, built: tuple[object, float, Evidence | None] | None, now: float
+    ) -> tuple[Evidence | None, object]:
+        """The scope's evidence from the store and its version (``built``'s when unchanged)."""
+        version, records = self.store.events(scope)
+        if built is not None and built[0] == version:
+            return built[2], version
+        return (Evidence.of(records, self.rule, now) if records else None), version
 
     def sizes(self) -> tuple[int, int, int]:
         """Scopes read holding feedback, their events in all, and the largest scope's."""

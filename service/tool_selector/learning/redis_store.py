@@ -5,49 +5,88 @@ Keys (prefix ``tool-selector:learn:``):
 - ``search:<id>``: a remembered search (``Shown``, MessagePack), ``SET .. EX`` the search
   TTL, so any replica takes feedback for any replica's search;
 - ``claim:<id>``: ``SET NX`` by the first feedback on a search (a repeat moves nothing);
-- ``events:<scope>``: a stream of the scope's feedback (``Called``), ``XADD .. MAXLEN ~``;
-  a replica reads only the entries after the last one it read;
-- ``ids:<scope>:<caller>``: the stream ids of one caller's entries, oldest first; past
-  ``per_caller`` its oldest entry is deleted from the stream (one script, ``_ADD``), so a
-  caller flooding a shared scope pushes out its own entries, not the others';
+- ``events:<scope>``: a stream of the scope's feedback (``Called``, and the key of its
+  caller's ids); a replica reads only the entries after the last one it read;
+- ``ids:<digest of scope and caller>``: the stream ids of one caller's entries in a scope,
+  oldest first (emptied lists deleted);
 - ``callers:<scope>``: the scope's ``ids`` keys (``forget`` deletes them);
 - ``epoch:<scope>``: bumped by ``forget`` (which deletes the stream), so every replica drops
   what it read of the scope;
 - ``scopes``: the set of scopes holding feedback.
+
+A feedback is one script (``_ADD``): the claim, the entry, then ``ScopeLog``'s rule (past its
+caller's ``per_caller`` that caller's oldest entry deleted, then past ``max_events`` the
+scope's oldest), so the stream holds what a replica reading it keeps, a caller flooding a
+shared scope pushes out its own entries only, and a retry after a write that landed unseen
+(a timeout) finds the claim. ``forget`` is one script too.
 
 The evidence must not be evicted nor lost on a restart: this Redis is not the embedding
 cache's (an LRU without persistence) but one with an append-only file and
 ``maxmemory-policy noeviction`` (``deploy/k8s/components/learn-redis``). A write that fails raises
 ``LearningUnavailable`` (the feedback answers 503, not 2xx); a read that fails serves what
 the replica read last.
+
+A circuit breaker (the embedding cache's, ``embeddings/breaker.py``) opens at the first
+failure: while it is open no call reaches Redis, so a hung learning Redis costs one search
+its timeout, not every search (a search is remembered before its answer and a scope's
+evidence read at most every ``TOOL_SELECTOR_LEARN_REFRESH_MS``): searches are answered
+unremembered, evidence is what the replica read last, feedback answers 503 at once. Once
+``reset_after`` has passed, the next call is the probe (the timer re-armed, so the calls
+beside it still skip); its success closes the breaker.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable, MissingDependencyError
 from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
 from tool_selector.learning.store import Bounds, ScopeLog
 
 PREFIX = "tool-selector:learn:"
-#: KEYS: the scope's stream, the caller's ids, the scopes set, the scope's callers set; ARGV:
-#: the record, max_events, per_caller, the scope.
+#: KEYS: the claim, the scope's stream, the caller's ids, the scopes set, the scope's
+#: callers; ARGV: the record, max_events, per_caller, the scope, the claim's TTL. 0: a repeat.
 _ADD = """
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'r', ARGV[1])
-redis.call('RPUSH', KEYS[2], id)
-while redis.call('LLEN', KEYS[2]) > tonumber(ARGV[3]) do
-  redis.call('XDEL', KEYS[1], redis.call('LPOP', KEYS[2]))
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[5]) then return 0 end
+local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[1], 'k', KEYS[3])
+redis.call('RPUSH', KEYS[3], id)
+redis.call('SADD', KEYS[5], KEYS[3])
+if redis.call('LLEN', KEYS[3]) > tonumber(ARGV[3]) then
+  redis.call('XDEL', KEYS[2], redis.call('LPOP', KEYS[3]))
 end
-redis.call('SADD', KEYS[3], ARGV[4])
-redis.call('SADD', KEYS[4], KEYS[2])
-return id
+while redis.call('XLEN', KEYS[2]) > tonumber(ARGV[2]) do
+  local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+  local fields, ids = first[2], nil
+  for i = 1, #fields, 2 do if fields[i] == 'k' then ids = fields[i + 1] end end
+  redis.call('LPOP', ids)
+  if redis.call('LLEN', ids) == 0 then
+    redis.call('DEL', ids)
+    redis.call('SREM', KEYS[5], ids)
+  end
+  redis.call('XDEL', KEYS[2], first[1])
+end
+redis.call('SADD', KEYS[4], ARGV[4])
+return 1
+"""
+#: KEYS: the scope's stream, its callers, its epoch, the scopes set; ARGV: the scope.
+_FORGET = """
+for _, ids in ipairs(redis.call('SMEMBERS', KEYS[2])) do redis.call('DEL', ids) end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('INCR', KEYS[3])
+redis.call('SREM', KEYS[4], ARGV[1])
+return 1
 """
 _log = logging.getLogger("tool_selector.learn")
+
+
+class _Open(LearningUnavailable):
+    """The breaker is open: Redis was not asked."""
 
 
 @dataclass(slots=True)
@@ -62,7 +101,14 @@ class _Read:
 class RedisStore:
     """See the module. Thread-safe (redis-py's pool; the read cache under a lock)."""
 
-    def __init__(self, url: str, bounds: Bounds, *, timeout: float = 0.5) -> None:
+    def __init__(
+        self,
+        url: str,
+        bounds: Bounds,
+        *,
+        timeout: float = 0.5,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
         try:
             import redis  # noqa: PLC0415
         except ImportError as exc:  # pragma: no cover - redis is a runtime dependency
@@ -72,41 +118,42 @@ class RedisStore:
         )
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self.bounds = bounds
+        self.breaker = breaker or CircuitBreaker(threshold=1, reset_after=1.0)
         self._add = self._client.register_script(_ADD)
+        self._forget = self._client.register_script(_FORGET)
         self._read: dict[str, _Read] = {}
         self._lock = threading.Lock()
 
     def remember(self, search: Shown) -> None:
         try:
-            self._client.set(_key("search", search.id), ENCODE(search), ex=int(self.bounds.ttl))
-        except self._errors as exc:
-            _log.warning("learning redis: search not remembered: %s", exc)
+            self._call(
+                lambda: self._client.set(
+                    _key("search", search.id), ENCODE(search), ex=int(self.bounds.ttl)
+                )
+            )
+        except _Open:
+            pass  # said once, when the breaker opened
+        except LearningUnavailable as exc:
+            _log.warning("learning redis: search not remembered: %s", exc.detail)
 
     def recall(self, search_id: str) -> Shown | None:
         raw = self._call(lambda: self._client.get(_key("search", search_id)))
         return None if raw is None else SHOWN.decode(raw)
 
-    def claim(self, search_id: str) -> bool:
-        key, ttl = _key("claim", search_id), int(self.bounds.ttl)
-        return bool(self._call(lambda: self._client.set(key, b"1", nx=True, ex=ttl)))
-
-    def release(self, search_id: str) -> None:
-        self._call(lambda: self._client.delete(_key("claim", search_id)))
-
-    def add(self, scope: str, record: Called) -> None:
+    def add(self, scope: str, record: Called) -> bool:
+        ids = hashlib.blake2b(f"{scope}\x00{record.search.caller}".encode(), digest_size=12)
         keys = [
+            _key("claim", record.search.id),
             _key("events", scope),
-            _key("ids", f"{scope}:{record.search.caller}"),
+            _key("ids", ids.hexdigest()),
             PREFIX + "scopes",
             _key("callers", scope),
         ]
+        bounds = self.bounds
         args: list[bytes | int | str] = [
-            ENCODE(record),
-            self.bounds.max_events,
-            self.bounds.per_caller,
-            scope,
-        ]
-        self._call(lambda: self._add(keys=keys, args=args))
+            ENCODE(record), bounds.max_events, bounds.per_caller, scope, int(bounds.ttl)
+        ]  # fmt: skip
+        return bool(self._call(lambda: self._add(keys=keys, args=args)))
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
@@ -114,9 +161,11 @@ class RedisStore:
             if read is None:
                 read = self._read[scope] = _Read(ScopeLog(self.bounds))
             try:
-                self._catch_up(scope, read)
-            except self._errors as exc:
-                _log.warning("learning redis: serving the last read of a scope: %s", exc)
+                self._call(lambda: self._catch_up(scope, read))
+            except _Open:
+                pass
+            except LearningUnavailable as exc:
+                _log.warning("learning redis: serving the last read of a scope: %s", exc.detail)
             return (read.epoch, read.last), tuple(read.log.records)
 
     def _catch_up(self, scope: str, read: _Read) -> None:
@@ -132,15 +181,8 @@ class RedisStore:
             read.last = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
     def forget(self, scope: str) -> None:
-        def write() -> object:
-            callers = self._client.smembers(_key("callers", scope))
-            with self._client.pipeline(transaction=True) as pipe:
-                pipe.delete(_key("events", scope), _key("callers", scope), *callers)
-                pipe.incr(_key("epoch", scope))
-                pipe.srem(PREFIX + "scopes", scope)
-                return pipe.execute()
-
-        self._call(write)
+        keys = [_key("events", scope), _key("callers", scope), _key("epoch", scope)]
+        self._call(lambda: self._forget(keys=[*keys, PREFIX + "scopes"], args=[scope]))
         with self._lock:
             self._read.pop(scope, None)
 
@@ -152,11 +194,29 @@ class RedisStore:
         self._client.close()
 
     def _call(self, op: Callable[[], Any]) -> Any:
-        """``op`` against Redis; its failure as ``LearningUnavailable`` (a 503)."""
+        """``op`` against Redis; its failure, or the breaker open, as ``LearningUnavailable``
+        (a 503)."""
+        if not self._allowed():
+            raise _Open(
+                "learning_unavailable", "learning store: unreachable (circuit breaker open)"
+            )
         try:
-            return op()
+            result = op()
         except self._errors as exc:
+            self.breaker.failure()
             raise LearningUnavailable("learning_unavailable", f"learning store: {exc}") from exc
+        self.breaker.success()
+        return result
+
+    def _allowed(self) -> bool:
+        """Whether a call may reach Redis now: the breaker closed, or open long enough that
+        this call is the probe (the timer re-armed first, so the calls beside it skip)."""
+        if self.breaker.allow():
+            return True
+        if self.breaker.probe_due():
+            self.breaker.failure()
+            return True
+        return False
 
 
 def _key(kind: str, name: str) -> str:

@@ -2,9 +2,11 @@
 reference every backend is tested against (``tests/unit/test_learn_store.py``).
 
 - ``remember``/``recall``: a search for ``ttl`` seconds at least (bounded: the oldest go);
-- ``claim``: true once per search id (the first feedback stands; a repeat moves nothing);
-  ``release``: the claim undone, when the feedback could not be kept (its retry counts);
-- ``add``/``events``: a scope's feedback as ``ScopeLog`` keeps it (each caller's newest
+- ``add``: a search's feedback kept, in one step with its claim: false, keeping nothing,
+  when the search has feedback already (the first stands; a repeat moves nothing), and a
+  write that fails claims nothing (the retry is taken) while one that landed unseen (a
+  timeout) makes the retry a repeat;
+- ``events``: a scope's feedback as ``ScopeLog`` keeps it (each caller's newest
   ``per_caller``, then the scope's newest ``max_events``: a caller flooding a shared scope
   pushes out its own records, not the others'); ``events`` gives a version that changes
   whenever the events do (the learner rebuilds its evidence then);
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -36,11 +38,7 @@ class LearnStore(Protocol):
 
     def recall(self, search_id: str) -> Shown | None: ...
 
-    def claim(self, search_id: str) -> bool: ...
-
-    def release(self, search_id: str) -> None: ...
-
-    def add(self, scope: str, record: Called) -> None: ...
+    def add(self, scope: str, record: Called) -> bool: ...
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]: ...
 
@@ -66,26 +64,31 @@ class Bounds:
 class ScopeLog:
     """A scope's feedback as every backend keeps it, oldest first: a record beyond its
     caller's ``per_caller`` pushes out that caller's oldest, then one beyond ``max_events``
-    the scope's oldest."""
+    the scope's oldest. Each add costs the same however the records fall among callers."""
 
     def __init__(self, bounds: Bounds) -> None:
         self.bounds = bounds
-        self.records: list[Called] = []
-        self._counts: dict[str, int] = {}
+        self._records: dict[int, Called] = {}  # by arrival, oldest first
+        self._callers: dict[str, deque[int]] = {}
+        self._next = 0
+
+    @property
+    def records(self) -> tuple[Called, ...]:
+        return tuple(self._records.values())
 
     def add(self, record: Called) -> None:
-        records, counts, caller = self.records, self._counts, record.search.caller
-        records.append(record)
-        counts[caller] = counts.get(caller, 0) + 1
-        if counts[caller] > self.bounds.per_caller:
-            del records[next(i for i, r in enumerate(records) if r.search.caller == caller)]
-            counts[caller] -= 1
-        excess = len(records) - self.bounds.max_events
-        for old in records[: max(0, excess)]:
-            counts[old.search.caller] -= 1
-            if not counts[old.search.caller]:
-                del counts[old.search.caller]
-        del records[: max(0, excess)]
+        records, caller = self._records, record.search.caller
+        records[self._next] = record
+        mine = self._callers.setdefault(caller, deque())
+        mine.append(self._next)
+        self._next += 1
+        if len(mine) > self.bounds.per_caller:
+            del records[mine.popleft()]
+        while len(records) > self.bounds.max_events:
+            oldest = records.pop(next(iter(records))).search.caller
+            self._callers[oldest].popleft()  # the scope's oldest is its caller's oldest
+            if not self._callers[oldest]:
+                del self._callers[oldest]
 
 
 class MemoryStore:
@@ -112,23 +115,21 @@ class MemoryStore:
             return None
         return found
 
-    def claim(self, search_id: str) -> bool:
+    def claimed(self, search_id: str) -> bool:
+        """Whether the search has feedback kept."""
         with self._lock:
-            if search_id in self._claims:
+            return search_id in self._claims
+
+    def add(self, scope: str, record: Called) -> bool:
+        with self._lock:
+            if record.search.id in self._claims:
                 return False
-            self._claims[search_id] = self._clock()
+            self._claims[record.search.id] = self._clock()
             while len(self._claims) > self.bounds.max_searches:
                 self._claims.popitem(last=False)
-            return True
-
-    def release(self, search_id: str) -> None:
-        with self._lock:
-            self._claims.pop(search_id, None)
-
-    def add(self, scope: str, record: Called) -> None:
-        with self._lock:
             self._events.setdefault(scope, ScopeLog(self.bounds)).add(record)
             self._versions[scope] = self._versions.get(scope, 0) + 1
+            return True
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
