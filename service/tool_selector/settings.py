@@ -183,7 +183,10 @@ class Settings:
         3, "Consecutive Redis failures that open the circuit breaker (Redis then skipped).", 1
     )
     redis_breaker_reset_ms: int = _setting(
-        1000, "How long the breaker stays open before a background PING may close it, in ms.", 1
+        1000,
+        "How long a Redis breaker stays open before a probe may close it, in ms (the "
+        "embedding cache's: a background PING; the learning Redis's: the next call).",
+        1,
     )
     redis_write_queue: int = _setting(
         10_000, "Batches of embeddings waiting for the Redis writer thread (dropped above).", 1
@@ -326,8 +329,8 @@ class Settings:
         "caller, the pattern's vector and hashed terms, the tools answered), take back "
         "`POST /v1/tool-discovery/feedback`, and rank a search with the feedback of near "
         "searches of its scope (docs/learning.md). With no feedback in a scope its answers are "
-        "what they are with this off. `false`: no search is remembered, the endpoint answers "
-        "404 `learning_off`.",
+        "what they are with this off. `false` (or `TOOL_SELECTOR_ENCODER=none`: no vector to "
+        "learn with): no search is remembered, the endpoint answers 404 `learning_off`.",
     )
     learn_redis_url: str = _setting(
         "",

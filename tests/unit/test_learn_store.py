@@ -19,7 +19,7 @@ from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable
 from tool_selector.learning import dir_store
 from tool_selector.learning.dir_store import DirStore
-from tool_selector.learning.records import Called, Shown
+from tool_selector.learning.records import ENCODE, Called, Shown
 from tool_selector.learning.redis_store import RedisStore
 from tool_selector.learning.store import Bounds, LearnStore, MemoryStore
 
@@ -195,6 +195,50 @@ def test_a_redis_scope_of_many_callers_keeps_only_its_records_ids(
         redis.stop()
 
 
+def test_an_error_redis_answers_does_not_open_the_breaker(
+    tmp_path: Path, opened: Opened[Any]
+) -> None:
+    redis = start_redis(tmp_path)
+    try:
+        opened(Redis.from_url(redis.url)).set("tool-selector:learn:events:s", b"not a stream")
+        store = opened(RedisStore(redis.url, BOUNDS))
+        with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
+            store.add("s", called(1))
+        assert store.breaker.state == "closed"
+        assert store.add("t", called(2))
+    finally:
+        redis.stop()
+
+
+def test_the_breaker_lets_one_probe_through_each_period() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
+    assert not breaker.try_probe()  # closed: nothing to probe
+    breaker.failure()
+    assert not breaker.try_probe()
+    now[0] = 5.0
+    assert [breaker.try_probe() for _ in range(3)] == [True, False, False]
+    now[0] = 10.0
+    assert breaker.try_probe()
+
+
+def test_entries_written_before_the_callers_ids_were_kept_age_out(
+    tmp_path: Path, opened: Opened[Any]
+) -> None:
+    redis = start_redis(tmp_path)
+    try:
+        client = opened(Redis.from_url(redis.url))
+        for i in range(5):  # as the store wrote them before: the record alone
+            client.xadd("tool-selector:learn:events:s", {"r": ENCODE(called(i, caller=f"old{i}"))})
+        store = opened(RedisStore(redis.url, BOUNDS))
+        for i in range(100, 100 + BOUNDS.max_events):
+            assert store.add("s", called(i, caller=f"c{i}"))
+        newest = tuple(called(i, caller=f"c{i}") for i in range(100, 100 + BOUNDS.max_events))
+        assert store.events("s")[1] == newest
+    finally:
+        redis.stop()
+
+
 def test_a_replica_drops_what_another_s_flood_pushed_out(tmp_path: Path, opened: Opened) -> None:
     redis = start_redis(tmp_path)
     try:
@@ -278,18 +322,18 @@ def test_a_hung_learning_redis_is_asked_once_until_its_probe(
         os.kill(redis.proc.pid, signal.SIGSTOP)
         store.remember(shown(2))  # times out: the breaker opens
         assert breaker.state == "open"
-        sets = store._client.set = Calls(store._client.set)  # type: ignore[method-assign]
-        reads = store._client.xrange = Calls(store._client.xrange)  # type: ignore[method-assign]
+        sent = Calls(store._client.execute_command)
+        store._client.execute_command = sent  # type: ignore[method-assign]
         for i in range(3, 8):
             store.remember(shown(i))
             assert store.events("s")[1] == (called(1),)
         with pytest.raises(LearningUnavailable):
             store.add("s", called(3))
-        assert (sets.count, reads.count) == (0, 0)
+        assert sent.count == 0  # not one command reached Redis
         os.kill(redis.proc.pid, signal.SIGCONT)
         now[0] = 5.0
         store.remember(shown(9))  # the probe
-        assert (breaker.state, sets.count) == ("closed", 1)
+        assert (breaker.state, sent.count) == ("closed", 1)
         assert store.recall(f"{9:032x}") == shown(9)
     finally:
         os.kill(redis.proc.pid, signal.SIGCONT)

@@ -130,7 +130,8 @@ def test_the_searches_that_saw_nothing_called_are_bounded(monkeypatch: pytest.Mo
 
 
 class SlowReads(MemoryStore):
-    """A store whose reads wait for ``go`` once ``hold`` is set, counting them."""
+    """A store whose reads wait for ``go`` once ``hold`` is set (giving back what they read
+    before the wait), counting them."""
 
     def __init__(self) -> None:
         super().__init__(Bounds(ttl=3600, max_searches=100, max_events=100), Clock())
@@ -138,10 +139,20 @@ class SlowReads(MemoryStore):
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         self.reads += 1
+        read = super().events(scope)  # what the store holds now, given back after the wait
         if self.hold:
             self.inside.set()
             assert self.go.wait(10)
-        return super().events(scope)
+        return read
+
+    def held(self, it: Learner) -> tuple[threading.Thread, list[Evidence | None]]:
+        """A search's read of the scope in a thread, once this store holds it."""
+        self.hold = True
+        read: list[Evidence | None] = []
+        thread = threading.Thread(target=lambda: read.append(it.evidence("scope")))
+        thread.start()
+        assert self.inside.wait(10)
+        return thread, read
 
 
 def test_while_one_search_rebuilds_a_scope_the_others_take_what_was_built() -> None:
@@ -152,11 +163,7 @@ def test_while_one_search_rebuilds_a_scope_the_others_take_what_was_built() -> N
     before = it.evidence("scope")
     it.remember("s2", "scope", "proxy", READING, TOOLS)
     it.feedback("s2", ["get_b"])
-    store.hold = True
-    rebuilt: list[Evidence | None] = []
-    first = threading.Thread(target=lambda: rebuilt.append(it.evidence("scope")))
-    first.start()
-    assert store.inside.wait(10)
+    first, rebuilt = store.held(it)
     reads = store.reads
     assert [it.evidence("scope") for _ in range(5)] == [before] * 5
     assert store.reads == reads  # the others did not read the store
@@ -166,3 +173,17 @@ def test_while_one_search_rebuilds_a_scope_the_others_take_what_was_built() -> N
     assert evidence is not None
     assert len(evidence) == 2
     assert it.evidence("scope") is not before
+
+
+def test_a_read_in_flight_when_a_scope_is_forgotten_is_not_kept() -> None:
+    store = SlowReads()
+    it = Learner(store, LearnRule(), refresh=3600.0, clock=Clock())
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", ["get_a"])
+    first, read = store.held(it)
+    store.hold = False
+    it.forget("scope")  # while the read holds the records of before
+    store.go.set()
+    first.join(10)
+    assert read[0] is not None  # the search in flight answers with what it read
+    assert it.evidence("scope") is None  # the next one reads again: forgotten

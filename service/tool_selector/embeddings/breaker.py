@@ -47,6 +47,15 @@ class CircuitBreaker:
         """True when open long enough that the background prober should try again."""
         return self._state == "open" and self._clock() - self._opened_at >= self._reset_after
 
+    def try_probe(self) -> bool:
+        """True for the one caller that may probe now (open long enough): the timer is
+        re-armed in the same step, so the callers beside it keep being refused."""
+        with self._lock:
+            if self._state != "open" or self._clock() - self._opened_at < self._reset_after:
+                return False
+            self._opened_at = self._clock()
+            return True
+
     def success(self) -> None:
         """A call (or probe) succeeded: reset the count and close."""
         with self._lock:

@@ -82,6 +82,7 @@ class Learner:
         self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
         self._none: dict[str, None] = {}
         self._reading: set[str] = set()
+        self._forgotten: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def remember(
@@ -158,12 +159,15 @@ class Learner:
             if built is not None and (now - built[1] < self.refresh or scope in self._reading):
                 return built[2]
             self._reading.add(scope)
+            forgotten = self._forgotten.get(scope, 0)
         try:
             evidence, version = self._read(scope, built, now)
         finally:
             with self._lock:
                 self._reading.discard(scope)
         with self._lock:
+            if self._forgotten.get(scope, 0) != forgotten:  # read before a forget: not kept
+                return evidence
             self._built.pop(scope, None)  # to the end: the least recently read go first
             self._built[scope] = (version, now, evidence)
             while len(self._built) > _SCOPES:
@@ -190,6 +194,9 @@ class Learner:
         self.store.forget(scope)
         with self._lock:
             self._built.pop(scope, None)
+            self._forgotten[scope] = self._forgotten.pop(scope, 0) + 1  # a read in flight
+            while len(self._forgotten) > _SCOPES:  # keeps nothing then
+                del self._forgotten[next(iter(self._forgotten))]
 
     def usage(self, scope: str) -> dict[str, Usage]:
         """Each tool's use in the scope, by identity (the catalog report's counts)."""

@@ -27,12 +27,14 @@ cache's (an LRU without persistence) but one with an append-only file and
 the replica read last.
 
 A circuit breaker (the embedding cache's, ``embeddings/breaker.py``) opens at the first
-failure: while it is open no call reaches Redis, so a hung learning Redis costs one search
-its timeout, not every search (a search is remembered before its answer and a scope's
-evidence read at most every ``TOOL_SELECTOR_LEARN_REFRESH_MS``): searches are answered
-unremembered, evidence is what the replica read last, feedback answers 503 at once. Once
-``reset_after`` has passed, the next call is the probe (the timer re-armed, so the calls
-beside it still skip); its success closes the breaker.
+failure to reach Redis (a refused connection, a timeout; an error Redis answers, such as out
+of memory, is the call's alone): while it is open no call reaches Redis, so a hung learning
+Redis costs one search its timeout, not every search (a search is remembered before its
+answer and a scope's evidence read at most every ``TOOL_SELECTOR_LEARN_REFRESH_MS``):
+searches are answered unremembered, evidence is what the replica read last, feedback
+answers 503 at once. Once ``reset_after`` has passed, the next call is the probe
+(``CircuitBreaker.try_probe``: the calls beside it still skip); its success closes the
+breaker.
 """
 
 from __future__ import annotations
@@ -64,10 +66,12 @@ while redis.call('XLEN', KEYS[2]) > tonumber(ARGV[2]) do
   local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
   local fields, ids = first[2], nil
   for i = 1, #fields, 2 do if fields[i] == 'k' then ids = fields[i + 1] end end
-  redis.call('LPOP', ids)
-  if redis.call('LLEN', ids) == 0 then
-    redis.call('DEL', ids)
-    redis.call('SREM', KEYS[5], ids)
+  if ids then  -- none on an entry written before the ids were kept
+    redis.call('LPOP', ids)
+    if redis.call('LLEN', ids) == 0 then
+      redis.call('DEL', ids)
+      redis.call('SREM', KEYS[5], ids)
+    end
   end
   redis.call('XDEL', KEYS[2], first[1])
 end
@@ -117,6 +121,13 @@ class RedisStore:
             url, socket_timeout=timeout, socket_connect_timeout=timeout, max_connections=32
         )
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        #: What says Redis cannot be reached (the breaker's business); an error it answers
+        #: (out of memory, a script's) is the call's alone.
+        self._unreachable: tuple[type[BaseException], ...] = (
+            redis.ConnectionError,
+            redis.TimeoutError,
+            OSError,
+        )
         self.bounds = bounds
         self.breaker = breaker or CircuitBreaker(threshold=1, reset_after=1.0)
         self._add = self._client.register_script(_ADD)
@@ -203,20 +214,16 @@ class RedisStore:
         try:
             result = op()
         except self._errors as exc:
-            self.breaker.failure()
+            if isinstance(exc, self._unreachable):
+                self.breaker.failure()
             raise LearningUnavailable("learning_unavailable", f"learning store: {exc}") from exc
         self.breaker.success()
         return result
 
     def _allowed(self) -> bool:
         """Whether a call may reach Redis now: the breaker closed, or open long enough that
-        this call is the probe (the timer re-armed first, so the calls beside it skip)."""
-        if self.breaker.allow():
-            return True
-        if self.breaker.probe_due():
-            self.breaker.failure()
-            return True
-        return False
+        this call is the probe (``try_probe``: the calls beside it skip)."""
+        return self.breaker.allow() or self.breaker.try_probe()
 
 
 def _key(kind: str, name: str) -> str:
