@@ -9,7 +9,8 @@ to it), one request at a time over HTTP:
   300 tools (the agent catalog) and at 4,000 (Seal-Tools);
 - **new patterns, warm catalogs**: never-seen short agent requests at about 300 and at
   4,000 tools (each pattern sent once: no query cache helps), never-seen 300-420 character
-  Seal-Tools instructions at 4,000, and one pattern repeated at about 300 and at 4,000 (the
+  Seal-Tools instructions at about 300 and at 4,000 (``--n-long`` each, none sent twice),
+  and one pattern repeated at about 300 and at 4,000 (the
   same body resent: its catalog, its pattern's vectors cached), p50 / p99 ms;
 - **query encodes**: in process, each model's query vector of the same new short requests
   and long instructions, one after another on one thread, and both through the selector's
@@ -115,7 +116,9 @@ def service_rows(args: argparse.Namespace, tmp: Path) -> list[str]:
     half = len(short) // 2
     sentences = list(dict.fromkeys(workload.corpus().sentences))
     rng.shuffle(sentences)
-    long = [s for s in sentences if 300 <= len(s) <= 420][: args.n_long]
+    # the first for the time to every encoder, then n_long for each catalog size
+    long = [s for s in sentences if 300 <= len(s) <= 420][: 1 + 2 * args.n_long]
+    cut = 1 + args.n_long
     env = {**dict(x.split("=", 1) for x in args.env), "TOOL_SELECTOR_LOG_LEVEL": "WARNING"}
     began = time.monotonic()
     proc: ServiceProcess = _start(tmp, env)
@@ -147,8 +150,16 @@ def service_rows(args: argparse.Namespace, tmp: Path) -> list[str]:
                     timed(
                         client,
                         url,
-                        f"new {_chars(long[1:])}-character instruction @{args.large:,}",
-                        [workload.body(x, large) for x in long[1:]],
+                        f"new {_chars(long[cut:])}-character instruction @{n}",
+                        [workload.body(x, small) for x in long[cut:]],
+                    )
+                )
+                out.append(
+                    timed(
+                        client,
+                        url,
+                        f"new {_chars(long[1:cut])}-character instruction @{args.large:,}",
+                        [workload.body(x, large) for x in long[1:cut]],
                     )
                 )
                 for label, tools in ((f"@{n}", small), (f"@{args.large:,}", large)):
@@ -247,7 +258,9 @@ def first_answer_rows(tmp: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", type=int, default=4000, help="tools of the large catalog")
-    parser.add_argument("--n-long", type=int, default=101, help="long instructions @large")
+    parser.add_argument(
+        "--n-long", type=int, default=100, help="long instructions at each catalog size"
+    )
     parser.add_argument("--n-repeat", type=int, default=100, help="repeated requests")
     parser.add_argument("--rounds", type=int, default=2, help="latency rows, each new again")
     parser.add_argument("--seed", type=int, default=7)
