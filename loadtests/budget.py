@@ -118,6 +118,8 @@ def service_rows(args: argparse.Namespace, tmp: Path) -> list[str]:
     rng.shuffle(sentences)
     # the first for the time to every encoder, then n_long for each catalog size
     long = [s for s in sentences if 300 <= len(s) <= 420][: 1 + 2 * args.n_long]
+    if len(long) < 1 + 2 * args.n_long:
+        raise SystemExit(f"--n-long {args.n_long}: only {len(long)} instructions of 300-420 chars")
     cut = 1 + args.n_long
     env = {**dict(x.split("=", 1) for x in args.env), "TOOL_SELECTOR_LOG_LEVEL": "WARNING"}
     began = time.monotonic()

@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -201,11 +203,18 @@ def test_an_error_redis_answers_does_not_open_the_breaker(
     redis = start_redis(tmp_path)
     try:
         opened(Redis.from_url(redis.url)).set("tool-selector:learn:events:s", b"not a stream")
-        store = opened(RedisStore(redis.url, BOUNDS))
+        now = [0.0]
+        breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
+        store = opened(RedisStore(redis.url, BOUNDS, breaker=breaker))
         with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
             store.add("s", called(1))
-        assert store.breaker.state == "closed"
-        assert store.add("t", called(2))
+        assert breaker.state == "closed"
+        breaker.failure()  # opened by something else; the probe's answer is an error
+        now[0] = 5.0
+        with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
+            store.add("s", called(2))
+        assert breaker.state == "closed"  # Redis answered: it can be reached
+        assert store.add("t", called(3))
     finally:
         redis.stop()
 
@@ -220,6 +229,22 @@ def test_the_breaker_lets_one_probe_through_each_period() -> None:
     assert [breaker.try_probe() for _ in range(3)] == [True, False, False]
     now[0] = 10.0
     assert breaker.try_probe()
+
+
+def test_of_many_threads_asking_at_once_one_probes() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
+    breaker.failure()
+    now[0] = 5.0
+    start = threading.Barrier(16)
+
+    def ask() -> bool:
+        start.wait()
+        return breaker.try_probe()
+
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda _: ask(), range(16)))
+    assert answers.count(True) == 1
 
 
 def test_entries_written_before_the_callers_ids_were_kept_age_out(

@@ -51,9 +51,10 @@ class CircuitBreaker:
         """True for the one caller that may probe now (open long enough): the timer is
         re-armed in the same step, so the callers beside it keep being refused."""
         with self._lock:
-            if self._state != "open" or self._clock() - self._opened_at < self._reset_after:
+            now = self._clock()
+            if self._state != "open" or now - self._opened_at < self._reset_after:
                 return False
-            self._opened_at = self._clock()
+            self._opened_at = now
             return True
 
     def success(self) -> None:

@@ -110,8 +110,8 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
 
 
 def _learn_redis(settings: Settings, bounds: Bounds, metrics: Metrics) -> LearnStore:
-    """The learning Redis, behind a breaker that opens at its first failure (a hung one
-    then costs one search its timeout) and says so in a gauge and the log."""
+    """The learning Redis, behind a breaker that opens at the first failure to reach it (a
+    hung one then costs one search its timeout) and says so in a gauge and the log."""
     from tool_selector.learning.redis_store import RedisStore  # noqa: PLC0415
 
     def on_change(state: BreakerState) -> None:

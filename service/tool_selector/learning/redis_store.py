@@ -122,12 +122,14 @@ class RedisStore:
         )
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         #: What says Redis cannot be reached (the breaker's business); an error it answers
-        #: (out of memory, a script's) is the call's alone.
+        #: (out of memory, a script's) is the call's alone, and so is this client's own pool
+        #: running out of connections.
         self._unreachable: tuple[type[BaseException], ...] = (
             redis.ConnectionError,
             redis.TimeoutError,
             OSError,
         )
+        self._local: tuple[type[BaseException], ...] = (redis.exceptions.MaxConnectionsError,)
         self.bounds = bounds
         self.breaker = breaker or CircuitBreaker(threshold=1, reset_after=1.0)
         self._add = self._client.register_script(_ADD)
@@ -214,8 +216,12 @@ class RedisStore:
         try:
             result = op()
         except self._errors as exc:
-            if isinstance(exc, self._unreachable):
+            if isinstance(exc, self._local):
+                pass
+            elif isinstance(exc, self._unreachable):
                 self.breaker.failure()
+            else:  # Redis answered: it can be reached (a probe's answer closes the breaker)
+                self.breaker.success()
             raise LearningUnavailable("learning_unavailable", f"learning store: {exc}") from exc
         self.breaker.success()
         return result
