@@ -60,6 +60,14 @@ Opened = Callable[[T], T]
 
 
 @pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A throwaway Redis (``start_redis``), stopped at the test's end."""
+    proc = start_redis(tmp_path)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
 def opened() -> Iterator[Opened[Any]]:
     """Closes at the test's end what it is given (a Redis client holds sockets)."""
     with contextlib.ExitStack() as stack:
@@ -164,59 +172,47 @@ def test_a_record_cut_by_a_crash_is_skipped(tmp_path: Path) -> None:
         again.close()
 
 
-def test_two_replicas_share_a_redis(tmp_path: Path, opened: Opened) -> None:
-    redis = start_redis(tmp_path)
-    try:
-        one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
-        one.remember(shown(1))
-        assert two.recall(f"{1:032x}") == shown(1)
-        assert two.events("s")[1] == ()
-        one.add("s", called(1))
-        assert two.events("s")[1] == (called(1),)
-        one.forget("s")
-        assert two.events("s")[1] == ()
-    finally:
-        redis.stop()
+def test_two_replicas_share_a_redis(redis: RedisProcess, opened: Opened[Any]) -> None:
+    one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
+    one.remember(shown(1))
+    assert two.recall(f"{1:032x}") == shown(1)
+    assert two.events("s")[1] == ()
+    one.add("s", called(1))
+    assert two.events("s")[1] == (called(1),)
+    one.forget("s")
+    assert two.events("s")[1] == ()
 
 
 def test_a_redis_scope_of_many_callers_keeps_only_its_records_ids(
-    tmp_path: Path, opened: Opened
+    redis: RedisProcess, opened: Opened[Any]
 ) -> None:
-    redis = start_redis(tmp_path)
-    try:
-        store = opened(RedisStore(redis.url, BOUNDS))
-        for i in range(300):
-            store.add("s", called(i, caller=f"c{i}"))
-        newest = tuple(called(i, caller=f"c{i}") for i in range(280, 300))
-        assert store.events("s")[1] == newest
-        client = opened(Redis.from_url(redis.url))
-        assert client.xlen("tool-selector:learn:events:s") == BOUNDS.max_events
-        assert len(client.keys("tool-selector:learn:ids:*")) == BOUNDS.max_events
-        assert client.scard("tool-selector:learn:callers:s") == BOUNDS.max_events
-    finally:
-        redis.stop()
+    store = opened(RedisStore(redis.url, BOUNDS))
+    for i in range(300):
+        store.add("s", called(i, caller=f"c{i}"))
+    newest = tuple(called(i, caller=f"c{i}") for i in range(280, 300))
+    assert store.events("s")[1] == newest
+    client = opened(Redis.from_url(redis.url))
+    assert client.xlen("tool-selector:learn:events:s") == BOUNDS.max_events
+    assert len(client.keys("tool-selector:learn:ids:*")) == BOUNDS.max_events
+    assert client.scard("tool-selector:learn:callers:s") == BOUNDS.max_events
 
 
 def test_an_error_redis_answers_does_not_open_the_breaker(
-    tmp_path: Path, opened: Opened[Any]
+    redis: RedisProcess, opened: Opened[Any]
 ) -> None:
-    redis = start_redis(tmp_path)
-    try:
-        opened(Redis.from_url(redis.url)).set("tool-selector:learn:events:s", b"not a stream")
-        now = [0.0]
-        breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
-        store = opened(RedisStore(redis.url, BOUNDS, breaker=breaker))
-        with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
-            store.add("s", called(1))
-        assert breaker.state == "closed"
-        breaker.failure()  # opened by something else; the probe's answer is an error
-        now[0] = 5.0
-        with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
-            store.add("s", called(2))
-        assert breaker.state == "closed"  # Redis answered: it can be reached
-        assert store.add("t", called(3))
-    finally:
-        redis.stop()
+    opened(Redis.from_url(redis.url)).set("tool-selector:learn:events:s", b"not a stream")
+    now = [0.0]
+    breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
+    store = opened(RedisStore(redis.url, BOUNDS, breaker=breaker))
+    with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
+        store.add("s", called(1))
+    assert breaker.state == "closed"
+    breaker.failure()  # opened by something else; the probe's answer is an error
+    now[0] = 5.0
+    with pytest.raises(LearningUnavailable, match="WRONGTYPE"):
+        store.add("s", called(2))
+    assert breaker.state == "closed"  # Redis answered: it can be reached
+    assert store.add("t", called(3))
 
 
 def test_the_breaker_lets_one_probe_through_each_period() -> None:
@@ -248,43 +244,37 @@ def test_of_many_threads_asking_at_once_one_probes() -> None:
 
 
 def test_entries_written_before_the_callers_ids_were_kept_age_out(
-    tmp_path: Path, opened: Opened[Any]
+    redis: RedisProcess, opened: Opened[Any]
 ) -> None:
-    redis = start_redis(tmp_path)
-    try:
-        client = opened(Redis.from_url(redis.url))
-        for i in range(5):  # as the store wrote them before: the record alone
-            client.xadd("tool-selector:learn:events:s", {"r": ENCODE(called(i, caller=f"old{i}"))})
-        store = opened(RedisStore(redis.url, BOUNDS))
-        for i in range(100, 100 + BOUNDS.max_events):
-            assert store.add("s", called(i, caller=f"c{i}"))
-        newest = tuple(called(i, caller=f"c{i}") for i in range(100, 100 + BOUNDS.max_events))
-        assert store.events("s")[1] == newest
-    finally:
-        redis.stop()
+    client = opened(Redis.from_url(redis.url))
+    for i in range(5):  # as the store wrote them before: the record alone
+        client.xadd("tool-selector:learn:events:s", {"r": ENCODE(called(i, caller=f"old{i}"))})
+    store = opened(RedisStore(redis.url, BOUNDS))
+    for i in range(100, 100 + BOUNDS.max_events):
+        assert store.add("s", called(i, caller=f"c{i}"))
+    newest = tuple(called(i, caller=f"c{i}") for i in range(100, 100 + BOUNDS.max_events))
+    assert store.events("s")[1] == newest
 
 
-def test_a_replica_drops_what_another_s_flood_pushed_out(tmp_path: Path, opened: Opened) -> None:
-    redis = start_redis(tmp_path)
-    try:
-        one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
-        first = [called(i, caller="flood") for i in range(BOUNDS.per_caller)]
-        for record in first:
-            one.add("s", record)
-        assert two.events("s")[1] == tuple(first)  # read before the rest came
-        later = [called(i, caller="flood") for i in range(100, 103)]
-        for record in later:
-            one.add("s", record)
-        assert two.events("s")[1] == (*first[3:], *later)
-        assert two.events("s")[1] == opened(RedisStore(redis.url, BOUNDS)).events("s")[1]
-        one.forget("s")
-        assert not opened(Redis.from_url(redis.url)).keys("tool-selector:learn:ids:*")
-    finally:
-        redis.stop()
+def test_a_replica_drops_what_another_s_flood_pushed_out(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
+    first = [called(i, caller="flood") for i in range(BOUNDS.per_caller)]
+    for record in first:
+        one.add("s", record)
+    assert two.events("s")[1] == tuple(first)  # read before the rest came
+    later = [called(i, caller="flood") for i in range(100, 103)]
+    for record in later:
+        one.add("s", record)
+    assert two.events("s")[1] == (*first[3:], *later)
+    assert two.events("s")[1] == opened(RedisStore(redis.url, BOUNDS)).events("s")[1]
+    one.forget("s")
+    assert not opened(Redis.from_url(redis.url)).keys("tool-selector:learn:ids:*")
 
 
 def test_the_learning_redis_keeps_feedback_when_it_is_killed(
-    tmp_path: Path, opened: Opened
+    tmp_path: Path, opened: Opened[Any]
 ) -> None:
     """The learning Redis as deployed (append-only file, no eviction), killed with SIGKILL
     and started again on its folder: the feedback is still there."""
@@ -332,12 +322,11 @@ class Calls:
 
 
 def test_a_hung_learning_redis_is_asked_once_until_its_probe(
-    tmp_path: Path, opened: Opened
+    redis: RedisProcess, opened: Opened[Any]
 ) -> None:
     """SIGSTOP: the first call times out and opens the breaker; searches after it are not
     remembered and their scopes read as last read without asking Redis, feedback is 503 at
     once; after ``reset_after`` one call probes, and with Redis back it closes."""
-    redis = start_redis(tmp_path)
     now = [0.0]
     breaker = CircuitBreaker(threshold=1, reset_after=5.0, clock=lambda: now[0])
     store = opened(RedisStore(redis.url, BOUNDS, timeout=0.2, breaker=breaker))
@@ -362,4 +351,3 @@ def test_a_hung_learning_redis_is_asked_once_until_its_probe(
         assert store.recall(f"{9:032x}") == shown(9)
     finally:
         os.kill(redis.proc.pid, signal.SIGCONT)
-        redis.stop()

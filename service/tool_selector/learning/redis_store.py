@@ -179,7 +179,7 @@ class RedisStore:
                 pass
             except LearningUnavailable as exc:
                 _log.warning("learning redis: serving the last read of a scope: %s", exc.detail)
-            return (read.epoch, read.last), tuple(read.log.records)
+            return (read.epoch, read.last), read.log.records
 
     def _catch_up(self, scope: str, read: _Read) -> None:
         """Read the scope's entries after ``read.last`` (all of them after a ``forget``), kept

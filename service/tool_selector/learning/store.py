@@ -134,7 +134,7 @@ class MemoryStore:
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
             kept = self._events.get(scope)
-            return self._versions.get(scope, 0), tuple(kept.records if kept else ())
+            return self._versions.get(scope, 0), kept.records if kept else ()
 
     def forget(self, scope: str) -> None:
         with self._lock:
