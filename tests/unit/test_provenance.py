@@ -74,6 +74,22 @@ def test_a_foreign_pattern_names_the_multilingual_arm_and_the_gloss_model() -> N
     assert arm.model_id not in plain.model
 
 
+def test_a_foreign_pattern_the_english_models_answer_while_its_arm_embeds_is_partial() -> None:
+    english, arm = HashingEncoder(), TranslatingEncoder({"天气": "weather"})
+    selector = Selector(
+        encoder=english, multilingual=arm, catalogs=CatalogStore(100), embed_deadline=math.inf
+    )
+    entry = selector.entry(ToolSource.of(TOOLS)).entry
+    entry.set_matrix(english.model_id, english.encode(entry.texts(english.model_id)))
+    selector.vectors.embed_deadline = 0.0  # the multilingual model's vectors are not in yet
+    chinese = selector.select(SearchRequest(pattern="波尔图的天气预报", tools=TOOLS))
+    made = chinese.provenance
+    assert (chinese.path, made.arm, made.model) == ("hybrid", "dense", english.model_id)
+    assert made.embedded == "partial"  # not the answer the fully embedded catalog gets
+    plain = selector.select(SearchRequest(pattern="weather in Porto", tools=TOOLS)).provenance
+    assert (plain.arm, plain.embedded) == ("dense", "complete")
+
+
 def test_the_lexical_path_names_no_model() -> None:
     made = Selector().select(SearchRequest(pattern="weather", tools=TOOLS)).provenance
     assert (made.arm, made.model, made.weights, made.embedded) == ("lexical", None, None, "none")

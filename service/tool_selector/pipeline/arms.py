@@ -83,8 +83,8 @@ class MultilingualArm:
             found.entry.read_as(multilingual.model_id, static_text)
             own = Ensemble.of(multilingual)
             tools = src.tools.matrix(own, found, request.started)
-            if tools.matrix is None:
-                return columns
+            if tools.matrix is None:  # queued: the English arms answer, partial
+                return replace(columns, awaited=True)
             qvec, cached = src.queries.one(multilingual, request.pattern.text)
             scores = cosine_scores(qvec, tools.matrix)
             scores, english = self._with_gloss(request, scores)
@@ -137,7 +137,7 @@ class DenseArm:
             return columns
         with timed(request.timings, "embed"):
             tools = src.tools.matrix(encoders, found, request.started)
-            embedded: Embedded = "complete"
+            embedded: Embedded = "partial" if columns.awaited else "complete"
             if tools.matrix is None and encoders.several:
                 first = found.entry.matrix(encoders.primary.model_id)
                 if first is not None:

@@ -117,7 +117,8 @@ class Columns:
     ``lexical``), the steps' columns, the scope's learned column (``ranking.learned``; none:
     no evidence near the pattern), the embedding attempt's cache counts (``tools``) and what
     the dense arm read of the words while its second model encoded (``read_ahead``: the
-    ranking's to take, ``ranker.LexicalReading``)."""
+    ranking's to take, ``ranker.LexicalReading``), and whether an arm awaits its vectors
+    (``awaited``)."""
 
     query: Query
     bm25: FloatArray
@@ -127,6 +128,9 @@ class Columns:
     clauses: tuple[Clause, ...] = ()
     learned: FloatArray | None = None
     read_ahead: LexicalReading | None = None
+    #: The multilingual arm would rank this (foreign) pattern but its vectors of the catalog
+    #: are not in yet: another arm's answer is ``partial``, not the fully embedded one.
+    awaited: bool = False
 
     @property
     def dense(self) -> FloatArray | None:
