@@ -236,6 +236,12 @@ class Metrics:
             "Feedback records in the learned evidence this replica has read, all scopes.",
             registry=registry,
         )
+        self.learn_scopes_dropped = Counter(
+            "tool_selector_learn_scopes_dropped_total",
+            "Scopes whose feedback this replica's store dropped whole to keep "
+            "TOOL_SELECTOR_LEARN_MAX_TOTAL_EVENTS (the scope fed least recently first).",
+            registry=registry,
+        )
         self.learn_largest_scope = Gauge(
             "tool_selector_learn_largest_scope_events",
             "Feedback records of the largest scope this replica has read.",

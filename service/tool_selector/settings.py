@@ -349,10 +349,23 @@ class Settings:
         3600 * 2, "How long a search can be given feedback (its id is remembered).", 3600
     )
     learn_max_searches: int = _setting(
-        200_000, "Searches remembered at most per replica (Redis: bounded by the TTL).", 1
+        100_000,
+        "Searches remembered at most per replica, the newest (Redis: bounded by the TTL): "
+        "about 3.3 KB of memory each and 1.9 KB on disk (docs/operations.md, Memory).",
+        1,
     )
     learn_max_events: int = _setting(
         20_000, "Feedback records a scope keeps; the oldest go first.", 1
+    )
+    learn_max_total_events: int = _setting(
+        50_000,
+        "Feedback records kept across all scopes (at least `TOOL_SELECTOR_LEARN_MAX_EVENTS`); "
+        "past it the scope fed least recently is dropped whole, as a `DELETE` would. Bounds "
+        "memory and disk however many scopes callers name: about 8.4 KB a record on each "
+        "replica (records and the evidence built from them), 1.9 KB on disk (2.9 while a "
+        "scope's file awaits its rewrite), 2.3 KB in the learning Redis: 420 MB of memory "
+        "at the default.",
+        1,
     )
     learn_ttl_days: float = _setting(
         180.0,
@@ -393,10 +406,21 @@ class Settings:
                 check = _USABLE.get(f.name)
                 if check and not check[0](values[f.name]):
                     raise ConfigError(f"{key}={env[key]!r}: {check[1]}")
-        return cls(**values)
+        return _together(cls(**values))
 
     def with_overrides(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **changes)
+        return _together(dataclasses.replace(self, **changes))
+
+
+def _together(settings: Settings) -> Settings:
+    """``settings``, once the ones that bound each other agree."""
+    if settings.learn_max_total_events < settings.learn_max_events:
+        raise ConfigError(
+            f"{PREFIX}LEARN_MAX_TOTAL_EVENTS={settings.learn_max_total_events} is below "
+            f"{PREFIX}LEARN_MAX_EVENTS={settings.learn_max_events}: all scopes together must "
+            "hold one full scope (raise the first or lower the second)"
+        )
+    return settings
 
 
 def _unknown(unknown: list[str], known: set[str]) -> str:

@@ -196,6 +196,28 @@ def test_what_was_learned_survives_a_restart(tmp_path: Path) -> None:
         second.stop()
 
 
+def test_past_the_total_the_scope_fed_least_recently_is_dropped_whole(tmp_path: Path) -> None:
+    room = str(len(TEACHING) * 4)  # one teaching fills all scopes' room
+    env = {**LIGHT, "TOOL_SELECTOR_LEARN_MAX_EVENTS": room}
+    env["TOOL_SELECTOR_LEARN_MAX_TOTAL_EVENTS"] = room
+    env["TOOL_SELECTOR_LEARN_CALLER_SHARE"] = "1"  # one caller here: it may fill the scope
+    env["TOOL_SELECTOR_LEARN_REFRESH_MS"] = "0"
+    service = start_service(tmp_path, env)
+    try:
+        warm_catalog(service.url, TOOLS)
+        before = search(service, ASKED).json()["selected_names"]
+        teach(service)
+        assert search(service, ASKED).json()["selected_names"][0] == TAUGHT
+        sid = search(service, "list the tables", scope="newer").headers[SEARCH_ID_HEADER]
+        assert feedback(service, {"search_id": sid, "called": ["list_tables"]}).json()["kept"]
+        assert search(service, ASKED).json()["selected_names"] == before  # "e2e" dropped
+        metrics = httpx.get(service.url + "/metrics", timeout=30).text
+        assert re.search(r"^tool_selector_learn_scopes_dropped_total 1\.0$", metrics, re.M)
+        assert "scope 'e2e' dropped whole" in service.log()
+    finally:
+        service.stop()
+
+
 def test_a_replica_sharing_redis_answers_with_what_the_other_learned(tmp_path: Path) -> None:
     redis = start_redis(tmp_path, persistent=True)
     env = {**LIGHT, "TOOL_SELECTOR_LEARN_REDIS_URL": redis.url}

@@ -19,7 +19,7 @@ from redis import Redis
 from tests.support import RedisProcess, start_redis
 from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable
-from tool_selector.learning import dir_store
+from tool_selector.learning import dir_store, redis_store
 from tool_selector.learning.dir_store import DirStore
 from tool_selector.learning.records import ENCODE, Called, Shown
 from tool_selector.learning.redis_store import RedisStore
@@ -57,6 +57,41 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LearnStore
 
 
 Opened = Callable[[T], T]
+#: Room for three scopes of ten records: a fourth, or an eleventh record, drops one.
+BOUNDED = Bounds(ttl=3600, max_searches=500, max_events=20, per_caller=10, max_total=30)
+
+
+class Told(list[str]):
+    """The scopes a store said it dropped (its ``on_drop``)."""
+
+    def __call__(self, scope: str) -> None:
+        self.append(scope)
+
+
+@pytest.fixture(params=["memory", "dir", "redis"])
+def bounded(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[LearnStore, Told]]:
+    """A store of each kind with ``BOUNDED``'s room for all scopes, and what it told."""
+    told, redis = Told(), None
+    made: LearnStore
+    if request.param == "memory":
+        made = MemoryStore(BOUNDED, lambda: 1_000.0, told)
+    elif request.param == "dir":
+        made = DirStore(tmp_path / "learn", BOUNDED, lambda: 1_000.0, told)
+    else:
+        redis = start_redis(tmp_path)
+        made = RedisStore(redis.url, BOUNDED, on_drop=told)
+    yield made, told
+    made.close()
+    if redis is not None:
+        redis.stop()
+
+
+def fill(store: LearnStore, scope: str, first: int, count: int) -> list[Called]:
+    """``count`` records of distinct callers added to ``scope`` (ids from ``first``)."""
+    records = [called(i, caller=f"c{i}") for i in range(first, first + count)]
+    for record in records:
+        assert store.add(scope, record)
+    return records
 
 
 @pytest.fixture
@@ -351,3 +386,176 @@ def test_a_hung_learning_redis_is_asked_once_until_its_probe(
         assert store.recall(f"{9:032x}") == shown(9)
     finally:
         os.kill(redis.proc.pid, signal.SIGCONT)
+
+
+def test_past_the_total_the_scope_fed_least_recently_is_dropped_whole(
+    bounded: tuple[LearnStore, Told],
+) -> None:
+    store, told = bounded
+    a, b, c = fill(store, "a", 0, 10), fill(store, "b", 100, 10), fill(store, "c", 200, 10)
+    assert (store.scopes(), told) == (["a", "b", "c"], [])  # 30: all fit
+    version = store.events("b")[0]
+    more = fill(store, "a", 300, 1)  # "a" fed last now: "b" is the least recently fed
+    assert told == ["b"]
+    assert store.scopes() == ["a", "c"]
+    assert store.events("b")[1] == ()
+    assert store.events("b")[0] != version
+    assert store.events("a")[1] == (*a, *more)
+    assert store.events("c")[1] == tuple(c)
+    assert not store.add("b", b[0])  # as after a forget: its searches keep their claims
+    d = fill(store, "d", 400, 20)  # one full scope pushes out all the others
+    assert (store.scopes(), told) == (["d"], ["b", "c", "a"])
+    assert store.events("d")[1] == tuple(d)
+
+
+def test_the_scope_just_fed_is_never_dropped(bounded: tuple[LearnStore, Told]) -> None:
+    store, told = bounded
+    fill(store, "a", 0, 15)
+    big = fill(store, "b", 100, 20) + fill(store, "b", 200, 20)
+    assert told == ["a"]  # at b's 16th record: "b" alone then, full, past it too
+    assert store.scopes() == ["b"]
+    assert store.events("b")[1] == tuple(big[-20:])
+
+
+def test_a_folder_lowered_below_what_it_holds_drops_as_memory_would(tmp_path: Path) -> None:
+    first, memory = DirStore(tmp_path, BOUNDS), MemoryStore(BOUNDS)
+    for store in (first, memory):  # fed back to back, a few ms apart at most
+        fill(store, "a", 0, 10)
+        fill(store, "b", 100, 10)
+        fill(store, "c", 200, 10)
+        fill(store, "a", 300, 1)  # "b" is now the least recently fed
+    first.close()
+    told, lower = Told(), Bounds(3600, 50, 20, per_caller=10, max_total=21)
+    again = DirStore(tmp_path, lower, on_drop=told)
+    try:
+        assert told == ["b"]
+        assert again.scopes() == ["a", "c"]
+        assert again.events("a")[1] == memory.events("a")[1]
+        assert len(list((tmp_path / "scopes").glob("*.bin"))) == 2
+    finally:
+        again.close()
+
+
+def test_a_scope_s_file_stays_near_what_the_scope_keeps(tmp_path: Path) -> None:
+    store = DirStore(tmp_path, BOUNDS)
+    for i in range(500):  # one caller: its newest per_caller kept, the file rewritten
+        store.add("s", called(i, caller="flood"))
+    (path,) = (tmp_path / "scopes").glob("*.bin")
+    on_disk = len(list(dir_store._records(path))) - 1
+    assert len(store.events("s")[1]) == BOUNDS.per_caller
+    assert BOUNDS.per_caller <= on_disk <= 1.5 * BOUNDS.per_caller + dir_store.REWRITE_SLACK
+
+
+def test_a_replica_keeps_its_reading_through_a_long_outage(
+    redis: RedisProcess, opened: Opened[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = opened(RedisStore(redis.url, BOUNDS, timeout=0.2))
+    fill(store, "s", 0, 5)
+    before = store.events("s")
+    monkeypatch.setattr(redis_store, "READ_FOR", 0.0)  # every reading too old to keep
+    redis.stop()
+    assert store.events("s") == before  # the last reading, not nothing
+    assert store.events("s") == before  # the breaker open too
+
+
+def test_what_an_older_replica_forgot_is_not_dropped_nor_counted(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    store = opened(RedisStore(redis.url, BOUNDED, on_drop=(told := Told())))
+    fill(store, "a", 0, 10)
+    fill(store, "b", 100, 10)
+    client = opened(Redis.from_url(redis.url))
+    prefix = "tool-selector:learn:"
+    for key in client.smembers(prefix + "callers:a"):  # as the older _FORGET did
+        client.delete(key)
+    client.delete(prefix + "events:a", prefix + "callers:a")
+    client.srem(prefix + "scopes", "a")  # "a" still counted in total, and in fed
+    c = fill(store, "c", 200, 15)  # 25 really: nothing to drop
+    assert told == []
+    assert sorted(store.scopes()) == ["b", "c"]
+    assert int(client.get(prefix + "total")) == 25
+    assert client.zrange(prefix + "fed", 0, -1) == [b"b", b"c"]
+    assert store.events("c")[1] == tuple(c)
+
+
+def test_a_scope_redis_drops_leaves_no_key_and_the_total_right(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    one, two = opened(RedisStore(redis.url, BOUNDED)), opened(RedisStore(redis.url, BOUNDED))
+    fill(one, "a", 0, 10)
+    fill(one, "b", 100, 10)
+    assert len(two.events("a")[1]) == 10  # the other replica has read "a"
+    fill(one, "c", 200, 11)
+    client = opened(Redis.from_url(redis.url))
+    assert client.keys("tool-selector:learn:*:a") == [b"tool-selector:learn:epoch:a"]
+    assert 0 < client.ttl("tool-selector:learn:epoch:a") <= redis_store.EPOCH_SECONDS
+    assert not any(b"\x00" in k for k in client.keys("tool-selector:learn:ids:*"))
+    assert len(client.keys("tool-selector:learn:ids:*")) == 21
+    assert int(client.get("tool-selector:learn:total")) == 21
+    assert client.zrange("tool-selector:learn:fed", 0, -1) == [b"b", b"c"]
+    assert two.events("a")[1] == ()
+
+
+def test_a_redis_written_before_the_total_was_kept_counts_it_at_the_next_feedback(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    store = opened(RedisStore(redis.url, BOUNDED))
+    fill(store, "a", 0, 10)
+    fill(store, "b", 100, 10)
+    client = opened(Redis.from_url(redis.url))
+    client.delete("tool-selector:learn:fed", "tool-selector:learn:total")  # as before
+    fill(store, "c", 200, 10)
+    assert int(client.get("tool-selector:learn:total")) == 30
+    fill(store, "c", 300, 1)  # past the total: "a" or "b" (fed before the count) goes
+    assert int(client.get("tool-selector:learn:total")) == 21
+    assert len(store.scopes()) == 2
+    assert "c" in store.scopes()
+
+
+def test_what_an_older_replica_fed_is_counted_before_anything_is_dropped(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    store = opened(RedisStore(redis.url, BOUNDED, on_drop=(told := Told())))
+    fill(store, "a", 0, 5)
+    client = opened(Redis.from_url(redis.url))
+    prefix = "tool-selector:learn:"
+    for i in range(100, 110):  # as the older _ADD kept them: no fed, no total
+        client.xadd(prefix + "events:b", {"r": ENCODE(called(i, caller=f"c{i}"))})
+    client.sadd(prefix + "scopes", "b")
+    fill(store, "c", 200, 16)  # 31 really: the least recently fed, "a", goes
+    assert told == ["a"]
+    assert int(client.get(prefix + "total")) == 26
+    assert sorted(store.scopes()) == ["b", "c"]
+
+
+def test_a_store_far_past_a_lowered_bound_shrinks_a_few_scopes_a_feedback(
+    redis: RedisProcess, opened: Opened[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roomy = opened(RedisStore(redis.url, BOUNDS))
+    for n in range(12):
+        fill(roomy, f"s{n:02}", 100 * n, 2)
+    monkeypatch.setattr(redis_store, "DROPS", 3)
+    told = Told()
+    lowered = Bounds(3600, 500, 4, per_caller=4, max_total=4)
+    store = opened(RedisStore(redis.url, lowered, on_drop=told))
+    fill(store, "new", 5000, 1)
+    assert told == ["s00", "s01", "s02"]  # not all at once: one script blocks Redis
+    fill(store, "new", 5001, 1)
+    assert told[3:] == ["s03", "s04", "s05"]
+    for i in range(5002, 5010):
+        store.add("new", called(i, caller=f"c{i}"))
+    assert store.scopes() == ["new"]
+
+
+def test_the_learning_memory_benchmark_prints_each_size(
+    redis: RedisProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loadtests import learnmemory  # noqa: PLC0415
+
+    assert learnmemory.main(["--records", "50", "--redis", redis.url]) == 0
+    printed = capsys.readouterr().out
+    for what in ("record in the store", "record's evidence", "remembered search", "in Redis"):
+        assert what in printed
+    assert "command: python -m loadtests.learnmemory" in printed
+    sizes = [float(line.split(":")[1].split()[0]) for line in printed.splitlines()[:5]]
+    assert all(size > 1.0 for size in sizes)  # each holds a 1.5 KB vector at least

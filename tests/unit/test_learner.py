@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -187,3 +189,77 @@ def test_a_read_in_flight_when_a_scope_is_forgotten_is_not_kept() -> None:
     first.join(10)
     assert read[0] is not None  # the search in flight answers with what it read
     assert it.evidence("scope") is None  # the next one reads again: forgotten
+
+
+def test_a_scope_read_for_the_first_time_is_read_once_however_many_search_it() -> None:
+    store = SlowReads()
+    it = Learner(store, LearnRule(), refresh=3600.0, clock=Clock())
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", ["get_a"])
+    first, read = store.held(it)  # nothing built yet: a cold replica's first search
+    asking = threading.Semaphore(0)
+
+    def ask() -> Evidence | None:
+        asking.release()
+        return it.evidence("scope")
+
+    with ThreadPoolExecutor(4) as pool:
+        others = [pool.submit(ask) for _ in range(4)]
+        for _ in others:
+            assert asking.acquire(timeout=10)
+        time.sleep(0.05)  # into evidence(): before, each read the store beside the first
+        assert not any(f.done() for f in others)  # they wait for the read in flight
+        store.go.set()
+        answers = [f.result(10) for f in others]
+    first.join(10)
+    assert store.reads == 1
+    assert read[0] is not None
+    assert answers == [read[0]] * 4
+
+
+def test_the_searches_waiting_on_a_first_read_that_fails_answer_without_evidence() -> None:
+    class Fails(SlowReads):
+        def events(self, scope: str) -> tuple[object, Sequence[Called]]:
+            super().events(scope)
+            raise LearningUnavailable("learning_unavailable", "learning store: gone")
+
+    store = Fails()
+    it = Learner(store, LearnRule(), refresh=0.0, clock=Clock())
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", ["get_a"])
+    errors: list[BaseException] = []
+    store.hold = True
+    first = threading.Thread(target=lambda: _catch(errors, lambda: it.evidence("scope")))
+    first.start()
+    assert store.inside.wait(10)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(it.evidence, "scope")
+        store.go.set()
+        assert waiting.result(10) is None
+    first.join(10)
+    assert [type(e) for e in errors] == [LearningUnavailable]
+    store.hold = False
+    with pytest.raises(LearningUnavailable):  # the next search reads again
+        it.evidence("scope")
+
+
+def _catch(errors: list[BaseException], call: Callable[[], object]) -> None:
+    try:
+        call()
+    except BaseException as exc:
+        errors.append(exc)
+
+
+def test_the_evidence_built_holds_no_more_records_than_all_scopes_may() -> None:
+    clock = Clock()
+    store = MemoryStore(Bounds(ttl=3600, max_searches=1000, max_events=10), clock)
+    it = Learner(store, LearnRule(), refresh=0.0, clock=clock, max_total=25)
+    for n in range(20):  # twenty tenants, ten records each, read once, then quiet
+        scope = f"tenant{n}"
+        for i in range(10):
+            it.remember(f"{scope}-{i}", scope, f"caller{i}", READING, TOOLS)
+            it.feedback(f"{scope}-{i}", ["get_a"])
+        assert it.evidence(scope) is not None
+    scopes, records, largest = it.sizes()
+    assert (scopes, records, largest) == (2, 20, 10)  # the two read last
+    assert it.evidence("tenant0") is not None  # read again when asked

@@ -96,3 +96,16 @@ def test_an_unknown_key_names_its_likely_spelling_if_any(key: str, named: str) -
     with pytest.raises(ConfigError) as refused:
         Settings.from_env({key: "1"})
     assert named in str(refused.value)
+
+
+def test_all_scopes_together_must_hold_one_full_scope() -> None:
+    env = {"TOOL_SELECTOR_LEARN_MAX_EVENTS": "500", "TOOL_SELECTOR_LEARN_MAX_TOTAL_EVENTS": "499"}
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env(env)
+    assert "TOOL_SELECTOR_LEARN_MAX_TOTAL_EVENTS=499" in str(raised.value)
+    assert "TOOL_SELECTOR_LEARN_MAX_EVENTS=500" in str(raised.value)
+    env["TOOL_SELECTOR_LEARN_MAX_TOTAL_EVENTS"] = "500"
+    assert Settings.from_env(env).learn_max_total_events == 500
+    assert Settings().learn_max_total_events >= Settings().learn_max_events
+    with pytest.raises(ConfigError):
+        Settings().with_overrides(learn_max_total_events=1)

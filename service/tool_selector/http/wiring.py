@@ -20,7 +20,7 @@ from tool_selector.embeddings.cache import (
 from tool_selector.errors import ConfigError
 from tool_selector.learning.dir_store import DirStore
 from tool_selector.learning.learner import Learner
-from tool_selector.learning.store import Bounds, LearnStore
+from tool_selector.learning.store import Bounds, LearnStore, OnDrop
 from tool_selector.lru import BoundedLRU
 from tool_selector.metrics import Metrics
 from tool_selector.pipeline.catalog_store import CatalogStore
@@ -92,17 +92,23 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
         max_searches=settings.learn_max_searches,
         max_events=settings.learn_max_events,
         per_caller=per_caller(settings),
+        max_total=settings.learn_max_total_events,
     )
     store: LearnStore
     if settings.learn_redis_url:
         store = _learn_redis(settings, bounds, metrics)
     else:
         try:
-            store = DirStore(Path(settings.learn_dir), bounds)
+            store = DirStore(Path(settings.learn_dir), bounds, on_drop=_dropped(settings, metrics))
         except ConfigError as exc:
             logging.getLogger("tool_selector.learn").warning("learning unavailable: %s", exc)
             return None
-    learner = Learner(store, learn_rule(settings), refresh=settings.learn_refresh_ms / 1000)
+    learner = Learner(
+        store,
+        learn_rule(settings),
+        refresh=settings.learn_refresh_ms / 1000,
+        max_total=settings.learn_max_total_events,
+    )
     metrics.learn_scopes.set_function(lambda: learner.sizes()[0])
     metrics.learn_events.set_function(lambda: learner.sizes()[1])
     metrics.learn_largest_scope.set_function(lambda: learner.sizes()[2])
@@ -121,7 +127,25 @@ def _learn_redis(settings: Settings, bounds: Bounds, metrics: Metrics) -> LearnS
         )
 
     breaker = CircuitBreaker(1, settings.redis_breaker_reset_ms / 1000, on_change)
-    return RedisStore(settings.learn_redis_url, bounds, breaker=breaker)
+    on_drop = _dropped(settings, metrics)
+    return RedisStore(settings.learn_redis_url, bounds, breaker=breaker, on_drop=on_drop)
+
+
+def _dropped(settings: Settings, metrics: Metrics) -> OnDrop:
+    """What a scope dropped whole to keep the bound on all scopes' records does: counted
+    and logged with its name."""
+
+    def told(scope: str) -> None:
+        metrics.learn_scopes_dropped.inc()
+        logging.getLogger("tool_selector.learn").warning(
+            "learning: scope %r dropped whole, the one fed least recently: all scopes held "
+            "more than TOOL_SELECTOR_LEARN_MAX_TOTAL_EVENTS=%d feedback records",
+            scope,
+            settings.learn_max_total_events,
+            extra={"scope": scope},
+        )
+
+    return told
 
 
 def build_cache(

@@ -8,17 +8,21 @@ feedback is acknowledged, so an acknowledged feedback survives a restart:
   (``REWRITE_FLOOR`` at least): the file stays near what a search TTL of traffic needs,
   not twice ``max_searches`` (735 MB at the default 200,000: more than its volume);
 - ``scopes/<sha256 of the scope, 16 hex>.bin``: the scope's name, then its feedback
-  (``Called``), rewritten to the newest ``max_events`` once it holds half as many again;
-  ``forget`` deletes the file.
+  (``Called``), rewritten to the records kept once it holds half as many again (and
+  ``REWRITE_SLACK`` more), so all files hold about 1.5 times what all scopes keep; each
+  feed stamps the file with a time later than every other's; ``forget`` deletes the file,
+  and so does a scope dropped whole to keep ``max_total``.
 
-At start every file is read into a ``MemoryStore``, which answers the reads; a record cut
-short by a crash mid-write is skipped. One replica only: replicas that share evidence use
-``RedisStore``.
+At start every file is read into a ``MemoryStore``, which answers the reads, scopes in the
+order they were last fed (the files' stamps: past ``max_total``, lowered since, the least
+recently fed go, as they would have); a record cut short by a crash mid-write is skipped.
+One replica only: replicas that share evidence use ``RedisStore``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import struct
 import threading
@@ -31,11 +35,14 @@ import msgspec
 
 from tool_selector.errors import ConfigError, LearningUnavailable
 from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
-from tool_selector.learning.store import Bounds, Clock, MemoryStore
+from tool_selector.learning.store import Bounds, Clock, MemoryStore, OnDrop
 
 _LENGTH = struct.Struct(">I")
 #: Records ``searches.bin`` may hold before it is rewritten, however few are kept.
 REWRITE_FLOOR = 1024
+#: Records a scope's file may hold beyond 1.5 times the ones kept before it is rewritten.
+REWRITE_SLACK = 8
+_log = logging.getLogger("tool_selector.learn")
 T = TypeVar("T")
 _SCOPE_NAME = msgspec.msgpack.Decoder(str)
 
@@ -43,23 +50,27 @@ _SCOPE_NAME = msgspec.msgpack.Decoder(str)
 class DirStore:
     """See the module. Thread-safe."""
 
-    def __init__(self, folder: Path, bounds: Bounds, clock: Clock = time.time) -> None:
+    def __init__(
+        self, folder: Path, bounds: Bounds, clock: Clock = time.time, on_drop: OnDrop | None = None
+    ) -> None:
         try:
             (folder / "scopes").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"TOOL_SELECTOR_LEARN_DIR={str(folder)!r}: {exc.strerror}") from exc
-        self.folder, self.bounds = folder, bounds
-        self._memory = MemoryStore(bounds, clock)
+        self.folder, self.bounds, self._on_drop = folder, bounds, on_drop
+        self._memory = MemoryStore(bounds, clock, self._dropped)
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._searches = 0
+        self._stamp = 0  # the newest scope file's time, in ns: each feed stamps a later one
         self._load()
 
     def _load(self) -> None:
         for search in _decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
             self._memory.remember(search)
             self._searches += 1
-        for path in sorted((self.folder / "scopes").glob("*.bin")):
+        for path in sorted((self.folder / "scopes").glob("*.bin"), key=_fed):
+            self._stamp = max(self._stamp, path.stat().st_mtime_ns)
             records = list(_records(path))
             names = list(_decoded(records[:1], _SCOPE_NAME.decode))
             if not names:
@@ -93,15 +104,22 @@ class DirStore:
                     if fresh:
                         _append(f, ENCODE(scope))
                     _append(f, ENCODE(record))
+                self._stamped(path)
             except OSError as exc:
                 raise LearningUnavailable(
                     "learning_unavailable", f"learning folder: {exc.strerror}"
                 ) from exc
             self._memory.add(scope, record)
             self._counts[scope] = self._counts.get(scope, 0) + 1
-            if self._counts[scope] > 1.5 * self.bounds.max_events:
+            if self._counts[scope] > 1.5 * self._memory.size(scope) + REWRITE_SLACK:
                 self._rewrite_scope(scope)
             return True
+
+    def _stamped(self, path: Path) -> None:
+        """Give ``path`` a time later than every scope file's: the order scopes were fed in,
+        kept across a restart (file times alone tie for feeds a few ms apart)."""
+        self._stamp = max(time.time_ns(), self._stamp + 1)
+        os.utime(path, ns=(self._stamp, self._stamp))
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         return self._memory.events(scope)
@@ -118,6 +136,17 @@ class DirStore:
     def close(self) -> None:
         """Nothing held open: every write opens, appends and closes its file."""
 
+    def _dropped(self, scope: str) -> None:
+        """The memory dropped ``scope`` whole (``max_total``): its file goes too (one that
+        cannot be deleted is said, and read again at the next start)."""
+        try:
+            self._path(scope).unlink(missing_ok=True)
+        except OSError as exc:
+            _log.warning("learning folder: a dropped scope's file stays: %s", exc.strerror)
+        self._counts.pop(scope, None)
+        if self._on_drop is not None:
+            self._on_drop(scope)
+
     def _path(self, scope: str) -> Path:
         name = hashlib.sha256(scope.encode()).hexdigest()[:16]
         return self.folder / "scopes" / f"{name}.bin"
@@ -125,12 +154,18 @@ class DirStore:
     def _rewrite_scope(self, scope: str) -> None:
         kept = self._memory.events(scope)[1]
         _replace(self._path(scope), [ENCODE(scope), *(ENCODE(r) for r in kept)])
+        self._stamped(self._path(scope))
         self._counts[scope] = len(kept)
 
     def _rewrite_searches(self) -> None:
         kept = self._memory.remembered()
         _replace(self.folder / "searches.bin", [ENCODE(s) for s in kept])
         self._searches = len(kept)
+
+
+def _fed(path: Path) -> tuple[int, str]:
+    """When the scope file was last written (fed), then its name (a stable order)."""
+    return path.stat().st_mtime_ns, path.name
 
 
 def _append(f: IO[bytes], payload: bytes) -> None:

@@ -67,7 +67,10 @@ class Usage:
 
 
 class Learner:
-    """See the module. Thread-safe; ``clock`` is seconds since the epoch."""
+    """See the module. Thread-safe; ``clock`` is seconds since the epoch. The evidence
+    built is kept for the scopes read most recently: 10,000 scopes, and ``max_total``
+    records (the store's bound on all scopes: a scope another replica dropped is not held
+    here past it either)."""
 
     def __init__(
         self,
@@ -76,12 +79,14 @@ class Learner:
         *,
         refresh: float = 1.0,
         clock: Callable[[], float] = time.time,
+        max_total: int | None = None,
     ) -> None:
         self.store, self.rule, self.refresh, self._clock = store, rule, refresh, clock
         self._built: dict[str, tuple[object, float, Evidence | None]] = {}
+        self._max_total, self._held = max_total, 0  # records of the evidence built
         self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
         self._none: dict[str, None] = {}
-        self._reading: set[str] = set()
+        self._reading: dict[str, threading.Event] = {}
         self._forgotten: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -151,28 +156,50 @@ class Learner:
     def evidence(self, scope: str) -> Evidence | None:
         """The scope's evidence (``None`` when it has no feedback), read from the store at
         most every ``refresh`` seconds (a scope without feedback too: the store is not asked
-        on every search) and rebuilt only when the store's version of it changed; while one
-        search reads or rebuilds it, the others of the scope take what was built before."""
+        on every search) and rebuilt only when the store's version of it changed. One search
+        a scope reads it: while it does, the scope's other searches take what was built
+        before, or wait for it where nothing was (a cold replica reads a scope once)."""
         now = self._clock()
         with self._lock:
             built = self._built.get(scope)
-            if built is not None and (now - built[1] < self.refresh or scope in self._reading):
+            reading = self._reading.get(scope)
+            if built is not None and (now - built[1] < self.refresh or reading is not None):
                 return built[2]
-            self._reading.add(scope)
-            forgotten = self._forgotten.get(scope, 0)
+            if reading is None:
+                forgotten = self._forgotten.get(scope, 0)
+                self._reading[scope] = mine = threading.Event()
+        if reading is not None:  # the scope's first read is in flight
+            reading.wait()
+            with self._lock:
+                done = self._built.get(scope)
+            return done[2] if done is not None else None
         try:
             evidence, version = self._read(scope, built, now)
+            self._keep(scope, (version, now, evidence), forgotten)
         finally:
             with self._lock:
-                self._reading.discard(scope)
-        with self._lock:
-            if self._forgotten.get(scope, 0) != forgotten:  # read before a forget: not kept
-                return evidence
-            self._built.pop(scope, None)  # to the end: the least recently read go first
-            self._built[scope] = (version, now, evidence)
-            while len(self._built) > _SCOPES:
-                del self._built[next(iter(self._built))]
+                del self._reading[scope]
+            mine.set()
         return evidence
+
+    def _keep(
+        self, scope: str, built: tuple[object, float, Evidence | None], forgotten: int
+    ) -> None:
+        """Keep what was read of ``scope``, unless it was forgotten since (a read in flight
+        at a forget is not kept)."""
+        with self._lock:
+            if self._forgotten.get(scope, 0) != forgotten:
+                return
+            self._unbuild(scope)  # then to the end: the least recently read go first
+            self._built[scope] = built
+            self._held += _size(built)
+            limit = self._max_total or self._held
+            while len(self._built) > 1 and (len(self._built) > _SCOPES or self._held > limit):
+                self._unbuild(next(iter(self._built)))
+
+    def _unbuild(self, scope: str) -> None:
+        """Drop what was built of ``scope`` (it is read again when asked); under the lock."""
+        self._held -= _size(self._built.pop(scope, (None, 0.0, None)))
 
     def _read(
         self, scope: str, built: tuple[object, float, Evidence | None] | None, now: float
@@ -193,7 +220,7 @@ class Learner:
         """Drop the scope's feedback (every replica's, where the store is shared)."""
         self.store.forget(scope)
         with self._lock:
-            self._built.pop(scope, None)
+            self._unbuild(scope)
             self._forgotten[scope] = self._forgotten.pop(scope, 0) + 1  # a read in flight
             while len(self._forgotten) > _SCOPES:  # keeps nothing then
                 del self._forgotten[next(iter(self._forgotten))]
@@ -211,3 +238,8 @@ class Learner:
                     row[1] += 1
                     row[2] += int(record.retry)
         return {i: Usage(names[i], *row) for i, row in counts.items()}
+
+
+def _size(built: tuple[object, float, Evidence | None]) -> int:
+    """The records of built evidence (none: 0)."""
+    return 0 if built[2] is None else len(built[2])

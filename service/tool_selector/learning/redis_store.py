@@ -12,13 +12,18 @@ Keys (prefix ``tool-selector:learn:``):
 - ``callers:<scope>``: the scope's ``ids`` keys (``forget`` deletes them);
 - ``epoch:<scope>``: bumped by ``forget`` (which deletes the stream), so every replica drops
   what it read of the scope;
-- ``scopes``: the set of scopes holding feedback.
+- ``scopes``: the set of scopes holding feedback;
+- ``fed``: the same scopes, each scored by when it was last fed (Redis's clock);
+- ``total``: the entries of every scope's stream together.
 
 A feedback is one script (``_ADD``): the claim, the entry, then ``ScopeLog``'s rule (past its
 caller's ``per_caller`` that caller's oldest entry deleted, then past ``max_events`` the
 scope's oldest), so the stream holds what a replica reading it keeps, a caller flooding a
 shared scope pushes out its own entries only, and a retry after a write that landed unseen
-(a timeout) finds the claim. ``forget`` is one script too.
+(a timeout) finds the claim; then, while ``total`` is past ``max_total``, the scope fed
+least recently is dropped whole, ``DROPS`` at most a feedback (as ``forget`` drops it;
+every replica drops its reading at the epoch). ``forget`` is one script too. Keys of a scope
+other than the call's are named in the scripts (one Redis, not a cluster).
 
 The evidence must not be evicted nor lost on a restart: this Redis is not the embedding
 cache's (an LRU without persistence) but one with an append-only file and
@@ -42,27 +47,88 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable, MissingDependencyError
 from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
-from tool_selector.learning.store import Bounds, ScopeLog
+from tool_selector.learning.store import Bounds, OnDrop, ScopeLog
 
 PREFIX = "tool-selector:learn:"
-#: KEYS: the claim, the scope's stream, the caller's ids, the scopes set, the scope's
-#: callers; ARGV: the record, max_events, per_caller, the scope, the claim's TTL. 0: a repeat.
-_ADD = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[5]) then return 0 end
-local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[1], 'k', KEYS[3])
-redis.call('RPUSH', KEYS[3], id)
-redis.call('SADD', KEYS[5], KEYS[3])
-if redis.call('LLEN', KEYS[3]) > tonumber(ARGV[3]) then
-  redis.call('XDEL', KEYS[2], redis.call('LPOP', KEYS[3]))
+#: Scopes whose reading a replica keeps (the least recently read go; read whole again).
+READS = 10_000
+#: How long a scope's epoch outlives its last bump, and how long a replica keeps a reading
+#: it has not brought up to date: a reading is always younger than the epoch it was read
+#: at, so an epoch that expired back to nothing cannot pass for the one the reading knew
+#: (and a scope dropped a second leaves a 144-byte key for 3 hours: 1.6 MB).
+EPOCH_SECONDS = 3 * 3_600
+READ_FOR = 3_600.0
+#: Scopes one feedback drops at most (a store filled before the bound, or a bound lowered,
+#: shrinks over the next feedbacks, not in one script that blocks Redis).
+DROPS = 64
+#: ``drop``: a scope dropped whole, as ``forget`` drops it: its callers' ids lists, its
+#: stream, its callers, its place in ``fed`` and ``scopes``, its records off ``total``; its
+#: epoch bumped. ``recount``: ``total`` and ``fed`` made again from ``scopes`` (a scope not
+#: in ``fed`` scored by its stream's last entry, when it was last fed; one gone from
+#: ``scopes`` taken out), when ``fed`` is missing (a store of an older version, or every
+#: scope gone) or holds other scopes than ``scopes`` (a replica of an older version, in a
+#: rolling update, fed a new scope or forgot one).
+_LUA = """
+local prefix = ARGV[1]
+local scopes, fed, total = prefix .. 'scopes', prefix .. 'fed', prefix .. 'total'
+local function count() return tonumber(redis.call('GET', total) or '0') end
+local function drop(scope)
+  local callers, stream = prefix .. 'callers:' .. scope, prefix .. 'events:' .. scope
+  for _, ids in ipairs(redis.call('SMEMBERS', callers)) do redis.call('DEL', ids) end
+  redis.call('DECRBY', total, redis.call('XLEN', stream))
+  if count() < 0 then redis.call('SET', total, 0) end  -- fed by an older replica, uncounted
+  redis.call('DEL', stream, callers)
+  redis.call('INCR', prefix .. 'epoch:' .. scope)
+  redis.call('EXPIRE', prefix .. 'epoch:' .. scope, ARGV[2])
+  redis.call('SREM', scopes, scope)
+  redis.call('ZREM', fed, scope)
 end
-while redis.call('XLEN', KEYS[2]) > tonumber(ARGV[2]) do
+local function recount()
+  local n = 0
+  for _, scope in ipairs(redis.call('SMEMBERS', scopes)) do
+    local stream = prefix .. 'events:' .. scope
+    if not redis.call('ZSCORE', fed, scope) then
+      local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+      local at = last and tonumber(string.match(last[1], '^(%d+)')) / 1000 or 0
+      redis.call('ZADD', fed, at, scope)
+    end
+    n = n + redis.call('XLEN', stream)
+  end
+  for _, scope in ipairs(redis.call('ZRANGE', fed, 0, -1)) do
+    if redis.call('SISMEMBER', scopes, scope) == 0 then redis.call('ZREM', fed, scope) end
+  end
+  redis.call('SET', total, n)
+end
+if redis.call('EXISTS', fed) == 0 or redis.call('SCARD', scopes) ~= redis.call('ZCARD', fed) then
+  recount()
+end
+"""
+#: KEYS: the claim, the scope's stream, the caller's ids; ARGV: the prefix, EPOCH_SECONDS,
+#: DROPS, the record, max_events, per_caller, the scope, the claim's TTL,
+#: max_total (0: none). 0: a repeat; else 1 and the scopes dropped to keep max_total (the
+#: least recently fed first).
+_ADD = (
+    _LUA
+    + """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[8]) then return 0 end
+local callers = prefix .. 'callers:' .. ARGV[7]
+local id = redis.call('XADD', KEYS[2], '*', 'r', ARGV[4], 'k', KEYS[3])
+redis.call('INCR', total)
+redis.call('RPUSH', KEYS[3], id)
+redis.call('SADD', callers, KEYS[3])
+if redis.call('LLEN', KEYS[3]) > tonumber(ARGV[6]) then
+  redis.call('DECRBY', total, redis.call('XDEL', KEYS[2], redis.call('LPOP', KEYS[3])))
+end
+while redis.call('XLEN', KEYS[2]) > tonumber(ARGV[5]) do
   local first = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
   local fields, ids = first[2], nil
   for i = 1, #fields, 2 do if fields[i] == 'k' then ids = fields[i + 1] end end
@@ -70,22 +136,39 @@ while redis.call('XLEN', KEYS[2]) > tonumber(ARGV[2]) do
     redis.call('LPOP', ids)
     if redis.call('LLEN', ids) == 0 then
       redis.call('DEL', ids)
-      redis.call('SREM', KEYS[5], ids)
+      redis.call('SREM', callers, ids)
     end
   end
-  redis.call('XDEL', KEYS[2], first[1])
+  redis.call('DECRBY', total, redis.call('XDEL', KEYS[2], first[1]))
 end
-redis.call('SADD', KEYS[4], ARGV[4])
+redis.call('SADD', scopes, ARGV[7])
+local now = redis.call('TIME')
+redis.call('ZADD', fed, tonumber(now[1]) + tonumber(now[2]) / 1e6, ARGV[7])
+local dropped = {1}
+local limit, budget = tonumber(ARGV[9]), tonumber(ARGV[3])
+while limit > 0 and count() > limit and budget > 0 and redis.call('ZCARD', fed) > 1 do
+  local oldest = redis.call('ZRANGE', fed, 0, 0)[1]
+  if oldest == ARGV[7] then break end  -- Redis's clock went back: the scope just fed stays
+  if redis.call('SISMEMBER', scopes, oldest) == 1 then
+    drop(oldest)
+    table.insert(dropped, oldest)
+    budget = budget - 1
+  else  -- an older replica forgot it and fed another: the count is off, count again
+    redis.call('ZREM', fed, oldest)
+    recount()
+  end
+end
+return dropped
+"""
+)
+#: ARGV: the prefix, EPOCH_SECONDS, DROPS (unused), the scope.
+_FORGET = (
+    _LUA
+    + """
+drop(ARGV[4])
 return 1
 """
-#: KEYS: the scope's stream, its callers, its epoch, the scopes set; ARGV: the scope.
-_FORGET = """
-for _, ids in ipairs(redis.call('SMEMBERS', KEYS[2])) do redis.call('DEL', ids) end
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('INCR', KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[1])
-return 1
-"""
+)
 _log = logging.getLogger("tool_selector.learn")
 
 
@@ -95,11 +178,13 @@ class _Open(LearningUnavailable):
 
 @dataclass(slots=True)
 class _Read:
-    """What this replica read of a scope: the epoch, the last stream entry, the records."""
+    """What this replica read of a scope: the epoch, the last stream entry, the records, and
+    when it was last brought up to date (``time.monotonic``)."""
 
     log: ScopeLog
     epoch: int = 0
     last: str = "0-0"
+    at: float = field(default_factory=time.monotonic)
 
 
 class RedisStore:
@@ -112,6 +197,7 @@ class RedisStore:
         *,
         timeout: float = 0.5,
         breaker: CircuitBreaker | None = None,
+        on_drop: OnDrop | None = None,
     ) -> None:
         try:
             import redis  # noqa: PLC0415
@@ -134,7 +220,9 @@ class RedisStore:
         self.breaker = breaker or CircuitBreaker(threshold=1, reset_after=1.0)
         self._add = self._client.register_script(_ADD)
         self._forget = self._client.register_script(_FORGET)
-        self._read: dict[str, _Read] = {}
+        self._on_drop = on_drop
+        self._read: OrderedDict[str, _Read] = OrderedDict()  # the least recently read first
+        self._held = 0  # the records of those readings
         self._lock = threading.Lock()
 
     def remember(self, search: Shown) -> None:
@@ -159,27 +247,47 @@ class RedisStore:
             _key("claim", record.search.id),
             _key("events", scope),
             _key("ids", ids.hexdigest()),
-            PREFIX + "scopes",
-            _key("callers", scope),
         ]
         bounds = self.bounds
         args: list[bytes | int | str] = [
-            ENCODE(record), bounds.max_events, bounds.per_caller, scope, int(bounds.ttl)
+            PREFIX, EPOCH_SECONDS, DROPS, ENCODE(record), bounds.max_events,
+            bounds.per_caller, scope, int(bounds.ttl), bounds.max_total or 0,
         ]  # fmt: skip
-        return bool(self._call(lambda: self._add(keys=keys, args=args)))
+        answer = self._call(lambda: self._add(keys=keys, args=args))
+        if not answer:
+            return False
+        for dropped in answer[1:]:
+            name = dropped.decode() if isinstance(dropped, bytes) else str(dropped)
+            self._unread(name)
+            if self._on_drop is not None:
+                self._on_drop(name)
+        return True
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
-            read = self._read.get(scope)
-            if read is None:
-                read = self._read[scope] = _Read(ScopeLog(self.bounds))
+            kept = self._read.pop(scope, None)
+            self._held -= len(kept.log) if kept else 0
+            stale = kept is None or time.monotonic() - kept.at > READ_FOR
+            read = _Read(ScopeLog(self.bounds)) if stale or kept is None else kept
             try:
                 self._call(lambda: self._catch_up(scope, read))
             except _Open:
-                pass
+                read = kept or read  # the last reading, however old, while Redis is away
             except LearningUnavailable as exc:
                 _log.warning("learning redis: serving the last read of a scope: %s", exc.detail)
+                read = kept or read
+            self._hold(scope, read)
             return (read.epoch, read.last), read.log.records
+
+    def _hold(self, scope: str, read: _Read) -> None:
+        """Keep ``read`` as the scope's reading, the most recent; the least recently read go
+        while there are more than ``READS``, or more records than ``max_total`` (read whole
+        again when asked again: the store keeps no more, and neither does a replica)."""
+        self._read[scope] = read
+        self._held += len(read.log)
+        limit = self.bounds.max_total or self._held
+        while len(self._read) > 1 and (len(self._read) > READS or self._held > limit):
+            self._held -= len(self._read.popitem(last=False)[1].log)
 
     def _catch_up(self, scope: str, read: _Read) -> None:
         """Read the scope's entries after ``read.last`` (all of them after a ``forget``), kept
@@ -192,12 +300,17 @@ class RedisStore:
         for entry_id, fields in entries or ():
             read.log.add(CALLED.decode(fields[b"r"]))
             read.last = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+        read.at = time.monotonic()
 
     def forget(self, scope: str) -> None:
-        keys = [_key("events", scope), _key("callers", scope), _key("epoch", scope)]
-        self._call(lambda: self._forget(keys=[*keys, PREFIX + "scopes"], args=[scope]))
+        self._call(lambda: self._forget(keys=[], args=[PREFIX, EPOCH_SECONDS, DROPS, scope]))
+        self._unread(scope)
+
+    def _unread(self, scope: str) -> None:
+        """This replica's reading of ``scope`` gone (the scope was dropped or forgotten)."""
         with self._lock:
-            self._read.pop(scope, None)
+            gone = self._read.pop(scope, None)
+            self._held -= len(gone.log) if gone else 0
 
     def scopes(self) -> list[str]:
         members = self._call(lambda: self._client.smembers(PREFIX + "scopes"))

@@ -13,6 +13,12 @@ reference every backend is tested against (``tests/unit/test_learn_store.py``).
 - ``forget``: a scope's feedback gone, everywhere;
 - ``scopes``: the scopes holding feedback.
 
+Every store keeps ``max_total`` records across its scopes at most: past it, the scope fed
+least recently is dropped whole, as ``forget`` drops it (``on_drop`` is told its name), until
+the rest fit; the scope just fed is never dropped (``max_total`` is one scope's room at
+least). A caller naming a new scope each request thus bounds memory and disk, and a scope
+no one feeds any more goes first.
+
 Backends: ``MemoryStore`` (this module: one process, lost on restart; tests and the eval),
 ``DirStore`` (``learning/dir_store.py``: one replica's disk, ``TOOL_SELECTOR_LEARN_DIR``),
 ``RedisStore`` (``learning/redis_store.py``: every replica, ``TOOL_SELECTOR_LEARN_REDIS_URL``).
@@ -20,6 +26,7 @@ Backends: ``MemoryStore`` (this module: one process, lost on restart; tests and 
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import OrderedDict, deque
@@ -29,6 +36,8 @@ from typing import Protocol
 from tool_selector.learning.records import Called, Shown
 
 Clock = Callable[[], float]
+#: Told the name of each scope a store dropped whole to keep ``Bounds.max_total``.
+OnDrop = Callable[[str], None]
 
 
 class LearnStore(Protocol):
@@ -51,14 +60,22 @@ class LearnStore(Protocol):
 
 class Bounds:
     """How long a search is remembered (``ttl`` seconds), how many at most
-    (``max_searches``), how many feedback records a scope keeps (``max_events``), and how
-    many of them one caller's may be (``per_caller``; none: ``max_events``)."""
+    (``max_searches``), how many feedback records a scope keeps (``max_events``), how many
+    of them one caller's may be (``per_caller``; none: ``max_events``), and how many all
+    scopes keep together (``max_total``; none: no bound; never below ``max_events``)."""
 
     def __init__(
-        self, ttl: float, max_searches: int, max_events: int, per_caller: int | None = None
+        self,
+        ttl: float,
+        max_searches: int,
+        max_events: int,
+        per_caller: int | None = None,
+        *,
+        max_total: int | None = None,
     ) -> None:
         self.ttl, self.max_searches, self.max_events = ttl, max(1, max_searches), max(1, max_events)
         self.per_caller = max(1, min(per_caller or self.max_events, self.max_events))
+        self.max_total = max(self.max_events, max_total) if max_total else None
 
 
 class ScopeLog:
@@ -75,6 +92,9 @@ class ScopeLog:
     @property
     def records(self) -> tuple[Called, ...]:
         return tuple(self._records.values())
+
+    def __len__(self) -> int:
+        return len(self._records)
 
     def add(self, record: Called) -> None:
         records, caller = self._records, record.search.caller
@@ -94,12 +114,16 @@ class ScopeLog:
 class MemoryStore:
     """Everything in this process's memory, bounded like the others; thread-safe."""
 
-    def __init__(self, bounds: Bounds, clock: Clock = time.time) -> None:
-        self.bounds, self._clock = bounds, clock
+    def __init__(
+        self, bounds: Bounds, clock: Clock = time.time, on_drop: OnDrop | None = None
+    ) -> None:
+        self.bounds, self._clock, self._on_drop = bounds, clock, on_drop
         self._searches: OrderedDict[str, Shown] = OrderedDict()
         self._claims: OrderedDict[str, float] = OrderedDict()
-        self._events: dict[str, ScopeLog] = {}
-        self._versions: dict[str, int] = {}
+        self._events: OrderedDict[str, ScopeLog] = OrderedDict()  # the least recently fed first
+        self._total = 0
+        self._versions: dict[str, int] = {}  # a scope's, from one count: a number never reused
+        self._count = itertools.count(1)
         self._lock = threading.Lock()
 
     def remember(self, search: Shown) -> None:
@@ -127,23 +151,54 @@ class MemoryStore:
             self._claims[record.search.id] = self._clock()
             while len(self._claims) > self.bounds.max_searches:
                 self._claims.popitem(last=False)
-            self._events.setdefault(scope, ScopeLog(self.bounds)).add(record)
-            self._versions[scope] = self._versions.get(scope, 0) + 1
-            return True
+            log = self._events.pop(scope, None) or ScopeLog(self.bounds)
+            self._total -= len(log)
+            log.add(record)
+            self._total += len(log)
+            self._events[scope] = log
+            self._versions[scope] = next(self._count)
+            dropped = self._make_room()
+        if self._on_drop is not None:
+            for name in dropped:
+                self._on_drop(name)
+        return True
+
+    def _make_room(self) -> list[str]:
+        """Drop the scopes fed least recently while all hold more than ``max_total``."""
+        dropped: list[str] = []
+        limit = self.bounds.max_total
+        while limit is not None and self._total > limit and len(self._events) > 1:
+            name, log = self._events.popitem(last=False)
+            self._total -= len(log)
+            del self._versions[name]
+            dropped.append(name)
+        return dropped
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
             kept = self._events.get(scope)
             return self._versions.get(scope, 0), kept.records if kept else ()
 
+    def size(self, scope: str) -> int:
+        """How many feedback records the scope keeps."""
+        with self._lock:
+            kept = self._events.get(scope)
+            return len(kept) if kept else 0
+
     def forget(self, scope: str) -> None:
         with self._lock:
-            self._events.pop(scope, None)
-            self._versions[scope] = self._versions.get(scope, 0) + 1
+            log = self._events.pop(scope, None)
+            self._total -= len(log) if log else 0
+            self._versions.pop(scope, None)
 
     def scopes(self) -> list[str]:
         with self._lock:
             return sorted(s for s, kept in self._events.items() if kept.records)
+
+    def total(self) -> int:
+        """Feedback records kept, all scopes together."""
+        with self._lock:
+            return self._total
 
     def close(self) -> None:
         """Nothing to release."""
