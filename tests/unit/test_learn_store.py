@@ -168,6 +168,18 @@ def test_a_caller_flooding_a_scope_pushes_out_its_own_records_only(store: LearnS
     assert records == (*honest, *flood[-BOUNDS.per_caller :])
 
 
+def test_a_caller_s_newest_records_in_a_scope_are_at_hand(store: LearnStore) -> None:
+    mine = [called(i, caller="me") for i in range(6)]
+    for n, record in enumerate(mine):
+        store.add("s", record)
+        store.add("s", called(100 + n, caller="other"))
+    store.add("t", called(200, caller="me"))
+    assert tuple(store.recent("s", "me", 3)) == tuple(mine[-3:])
+    assert tuple(store.recent("s", "me", 50)) == tuple(mine)
+    assert tuple(store.recent("s", "nobody", 3)) == ()
+    assert tuple(store.recent("u", "me", 3)) == ()
+
+
 def test_forgetting_a_scope_drops_its_feedback(store: LearnStore) -> None:
     store.add("s", called(1))
     store.add("t", called(2))

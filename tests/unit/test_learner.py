@@ -6,14 +6,16 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support import start_redis
 from tool_selector.errors import LearningUnavailable
-from tool_selector.learning import learner as learner_module
 from tool_selector.learning.learner import RETRY_SECONDS, Learner
 from tool_selector.learning.records import Called
+from tool_selector.learning.redis_store import RedisStore
 from tool_selector.learning.store import Bounds, MemoryStore
 from tool_selector.ranking.learned import Evidence, LearnRule
 
@@ -122,13 +124,24 @@ def test_feedback_the_store_could_not_keep_is_taken_on_its_retry() -> None:
     assert len(it.store.events("scope")[1]) == 1
 
 
-def test_the_searches_that_saw_nothing_called_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(learner_module, "_NONE", 3)
-    it = learner()
-    for i in range(10):
-        it.remember(f"s{i}", "scope", f"caller{i}", READING, TOOLS)
-        it.feedback(f"s{i}", [])
-    assert list(it._none) == ["s7", "s8", "s9"]
+def test_a_retry_is_told_across_replicas_sharing_a_redis(tmp_path: Path) -> None:
+    redis, clock = start_redis(tmp_path), Clock()
+    bounds = Bounds(ttl=3600, max_searches=100, max_events=100)
+    stores = [RedisStore(redis.url, bounds), RedisStore(redis.url, bounds)]
+    one, two = (Learner(store, LearnRule(), refresh=0.0, clock=clock) for store in stores)
+    try:
+        one.remember("s1", "scope", "proxy", READING, TOOLS)
+        assert two.feedback("s1", []).status == "accepted"  # nothing called, said to two
+        clock.now += 10
+        two.remember("s2", "scope", "proxy", READING, TOOLS)
+        assert one.feedback("s2", ["get_b"]).status == "accepted"
+        two.remember("s3", "scope", "other", READING, TOOLS)  # another caller: no retry
+        assert one.feedback("s3", ["get_a"]).status == "accepted"
+        assert [r.retry for r in one.store.events("scope")[1]] == [False, True, False]
+    finally:
+        for store in stores:
+            store.close()
+        redis.stop()
 
 
 class SlowReads(MemoryStore):

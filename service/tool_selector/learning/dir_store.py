@@ -124,6 +124,9 @@ class DirStore:
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         return self._memory.events(scope)
 
+    def recent(self, scope: str, caller: str, count: int) -> Sequence[Called]:
+        return self._memory.recent(scope, caller, count)
+
     def forget(self, scope: str) -> None:
         with self._lock:
             self._path(scope).unlink(missing_ok=True)

@@ -6,7 +6,8 @@ gives each scope's evidence to the learned arm (``pipeline.learned``).
 - ``feedback``: the tools of that answer the model called (``[]``: none). The first
   feedback on a search stands; names the search did not show are counted apart and move
   nothing (a feedback naming only such tools stores nothing); a search of the same caller
-  and scope shortly after one that saw nothing called marks its calls ``retry``;
+  and scope shortly after one that saw nothing called (its feedback in the store, from
+  any replica) marks its calls ``retry``;
 - ``evidence``: the scope's events as ``ranking.learned.Evidence``, rebuilt when the store's
   version of them changes (at most every ``refresh`` seconds);
 - ``forget``: the scope's feedback gone; its searches then answer as with no feedback.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,11 +32,8 @@ from tool_selector.ranking.learned import Evidence, LearnRule
 #: A search within this many seconds after the same caller's search that saw nothing called
 #: is the model searching again (its calls are ``retry``).
 RETRY_SECONDS = 120.0
-#: Searches per (scope, caller) kept to tell a retry, (scope, caller) pairs kept, and the
-#: searches that saw nothing called kept to tell it (the newest).
+#: A caller's newest feedback records in the scope looked at to tell a retry.
 _RECENT = 8
-_CALLERS = 10_000
-_NONE = _RECENT * _CALLERS
 #: Scopes whose evidence a replica keeps read (the least recently read go first).
 _SCOPES = 10_000
 
@@ -84,8 +81,6 @@ class Learner:
         self.store, self.rule, self.refresh, self._clock = store, rule, refresh, clock
         self._built: dict[str, tuple[object, float, Evidence | None]] = {}
         self._max_total, self._held = max_total, 0  # records of the evidence built
-        self._recent: dict[tuple[str, str], deque[tuple[float, str]]] = {}
-        self._none: dict[str, None] = {}
         self._reading: dict[str, threading.Event] = {}
         self._forgotten: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -118,12 +113,6 @@ class Learner:
         except Exception:  # the search is answered all the same; its feedback will 404
             _log.warning("search %s not remembered", search_id, exc_info=True)
             return
-        with self._lock:
-            recent = self._recent.pop((scope, caller), None) or deque(maxlen=_RECENT)
-            recent.append((at, search_id))
-            self._recent[(scope, caller)] = recent
-            while len(self._recent) > _CALLERS:
-                del self._recent[next(iter(self._recent))]
 
     def feedback(self, search_id: str, called: Sequence[str]) -> Verdict:
         """Record which tools of search ``search_id``'s answer the model called."""
@@ -138,20 +127,13 @@ class Learner:
         record = Called(shown, tuple(names[n] for n in kept), self._retry(shown))
         if not self.store.add(shown.scope, record):
             return Verdict("duplicate", (), unshown)
-        if not kept:
-            with self._lock:
-                self._none[search_id] = None
-                while len(self._none) > _NONE:
-                    del self._none[next(iter(self._none))]
         return Verdict("accepted", kept, unshown)
 
     def _retry(self, shown: Shown) -> bool:
-        """Whether the same caller searched the scope just before, and saw nothing called."""
-        with self._lock:
-            recent = self._recent.get((shown.scope, shown.caller), ())
-            return any(
-                sid in self._none and 0 < shown.at - at <= RETRY_SECONDS for at, sid in recent
-            )
+        """Whether the same caller searched the scope just before and saw nothing called, by
+        the caller's newest feedback in the store (whichever replica took it)."""
+        earlier = self.store.recent(shown.scope, shown.caller, _RECENT)
+        return any(not r.called and 0 < shown.at - r.search.at <= RETRY_SECONDS for r in earlier)
 
     def evidence(self, scope: str) -> Evidence | None:
         """The scope's evidence (``None`` when it has no feedback), read from the store at

@@ -265,19 +265,29 @@ class RedisStore:
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]:
         with self._lock:
-            kept = self._read.pop(scope, None)
-            self._held -= len(kept.log) if kept else 0
-            stale = kept is None or time.monotonic() - kept.at > READ_FOR
-            read = _Read(ScopeLog(self.bounds)) if stale or kept is None else kept
-            try:
-                self._call(lambda: self._catch_up(scope, read))
-            except _Open:
-                read = kept or read  # the last reading, however old, while Redis is away
-            except LearningUnavailable as exc:
-                _log.warning("learning redis: serving the last read of a scope: %s", exc.detail)
-                read = kept or read
-            self._hold(scope, read)
+            read = self._reading(scope)
             return (read.epoch, read.last), read.log.records
+
+    def recent(self, scope: str, caller: str, count: int) -> Sequence[Called]:
+        with self._lock:
+            return self._reading(scope).log.recent(caller, count)
+
+    def _reading(self, scope: str) -> _Read:
+        """The scope's reading brought up to date (the last one while Redis cannot be
+        read); under the lock."""
+        kept = self._read.pop(scope, None)
+        self._held -= len(kept.log) if kept else 0
+        stale = kept is None or time.monotonic() - kept.at > READ_FOR
+        read = _Read(ScopeLog(self.bounds)) if stale or kept is None else kept
+        try:
+            self._call(lambda: self._catch_up(scope, read))
+        except _Open:
+            read = kept or read  # the last reading, however old, while Redis is away
+        except LearningUnavailable as exc:
+            _log.warning("learning redis: serving the last read of a scope: %s", exc.detail)
+            read = kept or read
+        self._hold(scope, read)
+        return read
 
     def _hold(self, scope: str, read: _Read) -> None:
         """Keep ``read`` as the scope's reading, the most recent; the least recently read go

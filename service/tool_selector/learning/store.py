@@ -10,6 +10,8 @@ reference every backend is tested against (``tests/unit/test_learn_store.py``).
   ``per_caller``, then the scope's newest ``max_events``: a caller flooding a shared scope
   pushes out its own records, not the others'); ``events`` gives a version that changes
   whenever the events do (the learner rebuilds its evidence then);
+- ``recent``: one caller's newest records in a scope (the learner tells a retry by them,
+  whichever replica took them);
 - ``forget``: a scope's feedback gone, everywhere;
 - ``scopes``: the scopes holding feedback.
 
@@ -50,6 +52,8 @@ class LearnStore(Protocol):
     def add(self, scope: str, record: Called) -> bool: ...
 
     def events(self, scope: str) -> tuple[object, Sequence[Called]]: ...
+
+    def recent(self, scope: str, caller: str, count: int) -> Sequence[Called]: ...
 
     def forget(self, scope: str) -> None: ...
 
@@ -95,6 +99,12 @@ class ScopeLog:
 
     def __len__(self) -> int:
         return len(self._records)
+
+    def recent(self, caller: str, count: int) -> tuple[Called, ...]:
+        """``caller``'s newest ``count`` records, oldest first."""
+        mine = self._callers.get(caller, ())
+        newest = itertools.islice(reversed(mine), count)
+        return tuple(self._records[k] for k in reversed(list(newest)))
 
     def add(self, record: Called) -> None:
         records, caller = self._records, record.search.caller
@@ -178,6 +188,11 @@ class MemoryStore:
         with self._lock:
             kept = self._events.get(scope)
             return self._versions.get(scope, 0), kept.records if kept else ()
+
+    def recent(self, scope: str, caller: str, count: int) -> Sequence[Called]:
+        with self._lock:
+            kept = self._events.get(scope)
+            return kept.recent(caller, count) if kept else ()
 
     def size(self, scope: str) -> int:
         """How many feedback records the scope keeps."""
