@@ -173,7 +173,7 @@ def timeline(
 
     With ``warm``: that catalog is embedded first, then sent at ``warm_rate``/s meanwhile."""
     tmp = Path(tempfile.mkdtemp(prefix="tool-selector-cold-"))
-    proc = start_service(tmp, {"TOOL_SELECTOR_LOG_LEVEL": "WARNING", **env})
+    proc = start_service(tmp, {"TOOL_SELECTOR_LOG_LEVEL": "WARNING", **env}, deadline=None)
     result, hybrid = Timeline(), 0
     done = threading.Event()
     loader = None

@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         env["PYTHONPATH"] = args.baseline
     with tempfile.TemporaryDirectory() as tmp:
-        service = start_service(Path(tmp), env, timeout=600)
+        service = start_service(Path(tmp), env, timeout=600, deadline=None)
         try:
             if args.scenario == "slow-senders":
                 warm(service, TOOLS)

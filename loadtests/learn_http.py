@@ -128,7 +128,7 @@ def run(sets: Sequence[Dataset], traffics: Sequence[Traffic], split: Split) -> l
     """Every set under every traffic on one real service; a flood's requests come from the
     other sets."""
     with tempfile.TemporaryDirectory() as tmp:
-        service = start_service(Path(tmp))
+        service = start_service(Path(tmp), deadline=None)
         try:
             traffic = httpx.Client(timeout=120)
             other = httpx.HTTPTransport(local_address=FLOOD_ADDRESS)

@@ -126,12 +126,18 @@ def start_service(
     wait_ready: bool = True,
     scheme: str = "http",
     timeout: float = 120,
+    deadline: float | None = 60.0,
 ) -> ServiceProcess:
-    """Start the real service (granian, app factory) on a free loopback port."""
+    """Start the real service (granian, app factory) on a free loopback port. ``deadline``:
+    its request deadline (``None``: the service's own, 2 s): a test asserts no pace, and on
+    a loaded CI machine a long paste's first answer took more than 2 s (a 503
+    ``deadline_exceeded``); ``env`` still overrides it (``test_guard`` does)."""
     port = free_port()
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("TOOL_SELECTOR_")}
     child_env["PYTHONPATH"] = str(SERVICE_DIR)
     child_env["TOOL_SELECTOR_LEARN_DIR"] = str(tmp_dir / "learn")  # each service its own
+    if deadline is not None:  # no pace asserted in a test: see the parameter
+        child_env["TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS"] = str(deadline)
     child_env.update(env or {})
     if child_env.get("TOOL_SELECTOR_ENCODER") != "none":
         child_env.setdefault("TOOL_SELECTOR_STATIC_MODEL_PATH", str(static_table()))
