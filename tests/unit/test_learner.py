@@ -276,3 +276,18 @@ def test_the_evidence_built_holds_no_more_records_than_all_scopes_may() -> None:
     scopes, records, largest = it.sizes()
     assert (scopes, records, largest) == (2, 20, 10)  # the two read last
     assert it.evidence("tenant0") is not None  # read again when asked
+
+
+def test_a_store_that_cannot_tell_the_caller_s_recent_feedback_takes_it_as_no_retry() -> None:
+    class Blind(MemoryStore):
+        def recent(self, scope: str, caller: str, count: int) -> Sequence[Called]:
+            raise LearningUnavailable("learning_unavailable", "learning store: gone")
+
+    clock = Clock()
+    store = Blind(Bounds(ttl=3600, max_searches=100, max_events=100), clock)
+    it = Learner(store, LearnRule(), refresh=0.0, clock=clock)
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", [])
+    it.remember("s2", "scope", "proxy", READING, TOOLS)
+    assert it.feedback("s2", ["get_a"]).status == "accepted"
+    assert [r.retry for r in store.events("scope")[1]] == [False, False]

@@ -24,6 +24,7 @@ from typing import Literal
 
 import numpy as np
 
+from tool_selector.errors import LearningUnavailable
 from tool_selector.learning.records import Called, Shown
 from tool_selector.learning.store import LearnStore
 from tool_selector.ranking.dense import FloatArray
@@ -132,7 +133,10 @@ class Learner:
     def _retry(self, shown: Shown) -> bool:
         """Whether the same caller searched the scope just before and saw nothing called, by
         the caller's newest feedback in the store (whichever replica took it)."""
-        earlier = self.store.recent(shown.scope, shown.caller, _RECENT)
+        try:
+            earlier = self.store.recent(shown.scope, shown.caller, _RECENT)
+        except LearningUnavailable:  # a flag, not the feedback: the store's add tells
+            return False
         return any(not r.called and 0 < shown.at - r.search.at <= RETRY_SECONDS for r in earlier)
 
     def evidence(self, scope: str) -> Evidence | None:

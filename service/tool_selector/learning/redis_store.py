@@ -8,7 +8,8 @@ Keys (prefix ``tool-selector:learn:``):
 - ``events:<scope>``: a stream of the scope's feedback (``Called``, and the key of its
   caller's ids); a replica reads only the entries after the last one it read;
 - ``ids:<digest of scope and caller>``: the stream ids of one caller's entries in a scope,
-  oldest first (emptied lists deleted);
+  oldest first (emptied lists deleted; ``recent`` reads the caller's newest entries by
+  them, one script, without reading the scope);
 - ``callers:<scope>``: the scope's ``ids`` keys (``forget`` deletes them);
 - ``epoch:<scope>``: bumped by ``forget`` (which deletes the stream), so every replica drops
   what it read of the scope;
@@ -161,6 +162,16 @@ end
 return dropped
 """
 )
+#: KEYS: the scope's stream, the caller's ids; ARGV: how many. The caller's newest entries'
+#: fields, oldest first (an id the stream no longer holds skipped).
+_RECENT = """
+local out = {}
+for _, id in ipairs(redis.call('LRANGE', KEYS[2], -tonumber(ARGV[1]), -1)) do
+  local entry = redis.call('XRANGE', KEYS[1], id, id)[1]
+  if entry then table.insert(out, entry[2]) end
+end
+return out
+"""
 #: ARGV: the prefix, EPOCH_SECONDS, DROPS (unused), the scope.
 _FORGET = (
     _LUA
@@ -220,6 +231,7 @@ class RedisStore:
         self.breaker = breaker or CircuitBreaker(threshold=1, reset_after=1.0)
         self._add = self._client.register_script(_ADD)
         self._forget = self._client.register_script(_FORGET)
+        self._recent = self._client.register_script(_RECENT)
         self._on_drop = on_drop
         self._read: OrderedDict[str, _Read] = OrderedDict()  # the least recently read first
         self._held = 0  # the records of those readings
@@ -242,11 +254,10 @@ class RedisStore:
         return None if raw is None else SHOWN.decode(raw)
 
     def add(self, scope: str, record: Called) -> bool:
-        ids = hashlib.blake2b(f"{scope}\x00{record.search.caller}".encode(), digest_size=12)
         keys = [
             _key("claim", record.search.id),
             _key("events", scope),
-            _key("ids", ids.hexdigest()),
+            _ids(scope, record.search.caller),
         ]
         bounds = self.bounds
         args: list[bytes | int | str] = [
@@ -269,8 +280,10 @@ class RedisStore:
             return (read.epoch, read.last), read.log.records
 
     def recent(self, scope: str, caller: str, count: int) -> Sequence[Called]:
-        with self._lock:
-            return self._reading(scope).log.recent(caller, count)
+        """From the caller's ids (one script: no reading of the whole scope, no lock)."""
+        keys = [_key("events", scope), _ids(scope, caller)]
+        found: Any = self._call(lambda: self._recent(keys=keys, args=[count]))
+        return [CALLED.decode(dict(zip(f[::2], f[1::2], strict=True))[b"r"]) for f in found]
 
     def _reading(self, scope: str) -> _Read:
         """The scope's reading brought up to date (the last one while Redis cannot be
@@ -357,3 +370,9 @@ class RedisStore:
 
 def _key(kind: str, name: str) -> str:
     return f"{PREFIX}{kind}:{name}"
+
+
+def _ids(scope: str, caller: str) -> str:
+    """The key of ``caller``'s stream ids in ``scope``."""
+    digest = hashlib.blake2b(f"{scope}\x00{caller}".encode(), digest_size=12)
+    return _key("ids", digest.hexdigest())
