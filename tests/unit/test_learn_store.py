@@ -23,7 +23,7 @@ from tool_selector.learning import dir_store, redis_store
 from tool_selector.learning.dir_store import DirStore
 from tool_selector.learning.records import ENCODE, Called, Shown
 from tool_selector.learning.redis_store import RedisStore
-from tool_selector.learning.store import Bounds, LearnStore, MemoryStore
+from tool_selector.learning.store import Bounds, LearnStore, MemoryStore, OnDrop
 
 T = TypeVar("T")
 BOUNDS = Bounds(ttl=3600, max_searches=50, max_events=20, per_caller=10)
@@ -38,22 +38,30 @@ def called(i: int, caller: str = "proxy") -> Called:
     return Called(shown(i, caller=caller), ("a",))
 
 
-@pytest.fixture(params=["memory", "dir", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LearnStore]:
-    kind = request.param
+@contextlib.contextmanager
+def made(kind: str, tmp_path: Path, bounds: Bounds, told: OnDrop | None) -> Iterator[LearnStore]:
+    """A store of ``kind`` (memory, dir, or redis: a throwaway server), closed at the end."""
     redis: RedisProcess | None = None
-    made: LearnStore
+    store: LearnStore
     if kind == "memory":
-        made = MemoryStore(BOUNDS, clock=lambda: 1_000.0)
+        store = MemoryStore(bounds, lambda: 1_000.0, told)
     elif kind == "dir":
-        made = DirStore(tmp_path / "learn", BOUNDS, clock=lambda: 1_000.0)
+        store = DirStore(tmp_path / "learn", bounds, lambda: 1_000.0, told)
     else:
         redis = start_redis(tmp_path)
-        made = RedisStore(redis.url, BOUNDS)
-    yield made
-    made.close()
-    if redis is not None:
-        redis.stop()
+        store = RedisStore(redis.url, bounds, on_drop=told)
+    try:
+        yield store
+    finally:
+        store.close()
+        if redis is not None:
+            redis.stop()
+
+
+@pytest.fixture(params=["memory", "dir", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LearnStore]:
+    with made(request.param, tmp_path, BOUNDS, None) as one:
+        yield one
 
 
 Opened = Callable[[T], T]
@@ -71,19 +79,9 @@ class Told(list[str]):
 @pytest.fixture(params=["memory", "dir", "redis"])
 def bounded(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[LearnStore, Told]]:
     """A store of each kind with ``BOUNDED``'s room for all scopes, and what it told."""
-    told, redis = Told(), None
-    made: LearnStore
-    if request.param == "memory":
-        made = MemoryStore(BOUNDED, lambda: 1_000.0, told)
-    elif request.param == "dir":
-        made = DirStore(tmp_path / "learn", BOUNDED, lambda: 1_000.0, told)
-    else:
-        redis = start_redis(tmp_path)
-        made = RedisStore(redis.url, BOUNDED, on_drop=told)
-    yield made, told
-    made.close()
-    if redis is not None:
-        redis.stop()
+    told = Told()
+    with made(request.param, tmp_path, BOUNDED, told) as one:
+        yield one, told
 
 
 def fill(store: LearnStore, scope: str, first: int, count: int) -> list[Called]:

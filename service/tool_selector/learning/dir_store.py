@@ -69,8 +69,8 @@ class DirStore:
         for search in _decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
             self._memory.remember(search)
             self._searches += 1
-        for path in sorted((self.folder / "scopes").glob("*.bin"), key=_fed):
-            self._stamp = max(self._stamp, path.stat().st_mtime_ns)
+        for stamp, _, path in sorted((*_fed(p), p) for p in (self.folder / "scopes").glob("*.bin")):
+            self._stamp = max(self._stamp, stamp)
             records = list(_records(path))
             names = list(_decoded(records[:1], _SCOPE_NAME.decode))
             if not names:
