@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import start_redis
 from tool_selector.errors import LearningUnavailable
-from tool_selector.learning.learner import RETRY_SECONDS, Learner
+from tool_selector.learning.learner import RETRY_COSINE, RETRY_SECONDS, Learner
 from tool_selector.learning.records import Called
 from tool_selector.learning.redis_store import RedisStore
 from tool_selector.learning.store import Bounds, MemoryStore
@@ -84,6 +84,23 @@ def test_a_search_after_one_that_saw_nothing_called_is_a_retry() -> None:
     usage = it.usage("scope")
     assert (usage["idb"].shown, usage["idb"].called, usage["idb"].retried) == (3, 1, 1)
     assert (usage["ida"].called, usage["ida"].retried) == (1, 0)
+
+
+def test_a_search_for_another_need_right_after_is_no_retry() -> None:
+    """A proxy with one token is one caller for many users: a search unlike the one that
+    saw nothing called is another need, not the model searching again."""
+    clock = Clock()
+    it = learner(clock)
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    it.feedback("s1", [])
+    clock.now += 10
+    far, near = (np.array([c, (1 - c * c) ** 0.5, 0, 0], np.float32) for c in (0.29, 0.31))
+    assert READING[0] @ far < RETRY_COSINE < READING[0] @ near
+    it.remember("s2", "scope", "proxy", (far, (13,)), TOOLS)
+    it.feedback("s2", ["get_a"])
+    it.remember("s3", "scope", "proxy", (near, (13,)), TOOLS)
+    it.feedback("s3", ["get_b"])
+    assert [r.retry for r in it.store.events("scope")[1]] == [False, False, True]
 
 
 def test_evidence_follows_the_store_and_forget_clears_it() -> None:

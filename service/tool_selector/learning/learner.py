@@ -33,6 +33,12 @@ from tool_selector.ranking.learned import Evidence, LearnRule
 #: A search within this many seconds after the same caller's search that saw nothing called
 #: is the model searching again (its calls are ``retry``).
 RETRY_SECONDS = 120.0
+#: ... and whose pattern is this near the earlier one's (cosine of the first model's vectors):
+#: a search for the same need, not another user's behind the same caller (a proxy with one
+#: token). On the dev splits, pairs of queries for the same tools are at 0.3 or nearer in
+#: 51-100% of pairs (MetaTool's 51%: other needs its popular tools serve), pairs for other
+#: tools in 2-6% (Azure MCP's siblings 13.5%): docs/learning.md.
+RETRY_COSINE = 0.3
 #: A caller's newest feedback records in the scope looked at to tell a retry.
 _RECENT = 8
 #: Scopes whose evidence a replica keeps read (the least recently read go first).
@@ -131,13 +137,18 @@ class Learner:
         return Verdict("accepted", kept, unshown)
 
     def _retry(self, shown: Shown) -> bool:
-        """Whether the same caller searched the scope just before and saw nothing called, by
-        the caller's newest feedback in the store (whichever replica took it)."""
+        """Whether the same caller searched the scope for the same need just before and saw
+        nothing called, by the caller's newest feedback in the store (whichever replica took
+        it): within ``RETRY_SECONDS``, its pattern within ``RETRY_COSINE``."""
         try:
             earlier = self.store.recent(shown.scope, shown.caller, _RECENT)
         except LearningUnavailable:  # a flag, not the feedback: the store's add tells
             return False
-        return any(not r.called and 0 < shown.at - r.search.at <= RETRY_SECONDS for r in earlier)
+        vector = np.frombuffer(shown.vector, dtype=np.float32)
+        return any(
+            not r.called and 0 < shown.at - r.search.at <= RETRY_SECONDS and _near(vector, r.vector)
+            for r in earlier
+        )
 
     def evidence(self, scope: str) -> Evidence | None:
         """The scope's evidence (``None`` when it has no feedback), read from the store at
@@ -224,6 +235,12 @@ class Learner:
                     row[1] += 1
                     row[2] += int(record.retry)
         return {i: Usage(names[i], *row) for i, row in counts.items()}
+
+
+def _near(vector: FloatArray, other: FloatArray) -> bool:
+    """Whether two patterns' unit vectors are within ``RETRY_COSINE`` (vectors of other
+    lengths, as from another model, are not)."""
+    return vector.shape == other.shape and float(vector @ other) >= RETRY_COSINE
 
 
 def _size(built: tuple[object, float, Evidence | None]) -> int:
