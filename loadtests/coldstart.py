@@ -11,7 +11,8 @@
 - **timeline** (a real service on loopback, fresh process, no Redis, no warm-up): the
   dataset's whole catalog is sent with its queries at ``--rate`` requests per second from
   the first request on, until the catalog has been answered ``hybrid`` ``--after`` times.
-  Each answer is scored, and the run is reported per ranking path: when it started, answers,
+  Each answer is scored, and the run is reported per ranking path (``shortlist``: a static
+  answer whose first tools the models re-ranked, ``pipeline.shortlist``): when it started, answers,
   R@5, empty rate, p50 and p99 latency, and the seconds until the first hybrid answer.
   With ``--warm FOLDER`` the service first embeds that catalog and sees each of its
   patterns once; then, while the new catalog is embedded in the background, warm requests
@@ -200,7 +201,7 @@ def timeline(
                 )
                 r.raise_for_status()
                 names = r.json()["selected_names"]
-                path = r.headers.get("x-tool-selector-ranking", "?")
+                path = _path(r.headers)
                 ms = 1000 * (time.monotonic() - sent)
                 result.answers.append(
                     Answer(sent - began, ms, path, score(names, q["gold"]), not names)
@@ -257,6 +258,14 @@ def _warm_load(
             out.append(Answer(due, 1000 * (time.monotonic() - due), path, 0.0, False))
 
 
+def _path(headers: httpx.Headers) -> str:
+    """The answer's ranking path, ``shortlist`` for a static answer the models re-ranked
+    (``X-Tool-Selector-Embedded: partial`` on the static path: the shortlist arm)."""
+    path = headers.get("x-tool-selector-ranking", "?")
+    partial = headers.get("x-tool-selector-embedded") == "partial"
+    return "shortlist" if path == "static" and partial else path
+
+
 def report(data: Dataset, line: Timeline) -> str:
     rows = [
         f"{data.name}: {len(data.tools)} tools, {len(line.answers)} answers; first hybrid "
@@ -269,7 +278,7 @@ def report(data: Dataset, line: Timeline) -> str:
         f"| first answer ({first.path}) | 0.0 | 1 | {100 * first.recall:.0f} | "
         f"{'yes' if first.empty else 'no'} | {first.ms:.1f} | {first.ms:.1f} |"
     )
-    for path in ("lexical", "static", "hybrid"):
+    for path in ("lexical", "static", "shortlist", "hybrid"):
         some = [a for a in line.answers if a.path == path]
         if not some:
             continue

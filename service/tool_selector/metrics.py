@@ -123,8 +123,9 @@ class Metrics:
         self.embedded_answers = Counter(
             "tool_selector_embedded_answers_total",
             "Searches answered, by whether the encoders whose cosines ranked had the whole "
-            "catalog's vectors (complete), some (partial: the second model still embedding) or "
-            "no encoder ranked (none: the static table or BM25 alone).",
+            "catalog's vectors (complete), some (partial: the second model still embedding, or "
+            "the models' vectors of a new catalog's first ten tools) or no encoder ranked "
+            "(none: the static table or BM25 alone).",
             ["embedded"],
             registry=registry,
         )

@@ -201,6 +201,15 @@ class Settings:
         "arm (or BM25 alone) and the catalog is embedded in the background.",
         0,
     )
+    shortlist_tools: int = _setting(
+        10,
+        "A new catalog's first answers (the static path): this many of the static arm's first "
+        "tools are re-ranked by the models' own vectors of them, embedded first, when the "
+        "request's embedding deadline has room for them (their vectors cached, or predicted "
+        "to encode in time); past it the static arm's answer stands. 0: off "
+        '(docs/quality.md, "The shortlist").',
+        0,
+    )
     embed_queue_size: int = _setting(
         64, "Catalogs waiting for background embedding (deduplicated; dropped above).", 1
     )

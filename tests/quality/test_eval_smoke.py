@@ -29,6 +29,7 @@ def test_eval_reports_the_service_and_every_reference(results: dict) -> None:  #
         "service lexical",
         "service (no abstention)",
         "service cold (static)",
+        "service cold (shortlist)",
         "relevance",
         "bm25",
         "bm25+params",

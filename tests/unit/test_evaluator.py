@@ -14,9 +14,11 @@ from tool_selector.offline.evaluation.runner import (
     SERVICE_COLD,
     SERVICE_LEXICAL,
     SERVICE_OWN,
+    SERVICE_SHORTLIST,
     EvalConfig,
     Evaluator,
 )
+from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.selector import Selector
 from tool_selector_client.wire import SearchRequest
 
@@ -138,4 +140,25 @@ def test_the_cold_row_is_the_static_path_and_never_embeds_the_tools() -> None:
     expected = sums.summary()
     del expected["ms/query"]
     assert paths == {"static"}
+    assert {key: got[key] for key in expected} == expected
+
+
+def test_the_shortlist_row_re_ranks_the_static_leaders_and_never_embeds_the_catalog() -> None:
+    data = load_dataset(MINI, str(MINI))
+    config = EvalConfig(bench_dir=MINI, datasets=(str(MINI),), split="all", progress=False)
+    evaluator = Evaluator(HashingEncoder(), config, static=StaticTable())
+    got = evaluator.run().as_dict()["results"][0]["rankers"][SERVICE_SHORTLIST]
+    leaders = evaluator.shortlist
+    assert leaders is not None
+    sums, arms = MetricSums(k=5), set()
+    for q in data.queries:
+        outcome = leaders.select(SearchRequest(pattern=q.text, tools=list(data.tools), top_k=5))
+        sums.add(outcome.ranking.names, q.gold)
+        arms.add((outcome.path, outcome.provenance.arm))
+        assert outcome.catalog is not None
+        entry = leaders.entry(ToolSource.of(list(data.tools))).entry
+        assert entry.matrix(HashingEncoder().model_id) is None  # the dense arm never had it
+    expected = sums.summary()
+    del expected["ms/query"]
+    assert arms == {("static", "shortlist")}
     assert {key: got[key] for key in expected} == expected

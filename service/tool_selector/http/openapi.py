@@ -121,7 +121,8 @@ def _search_operation(op_id: str, summary: str, contract: str) -> dict[str, Any]
         "description": "Whether the encoders whose cosines ranked the answer had the whole "
         "catalog's vectors: complete (every one; the answer a fully embedded catalog gets), "
         "partial (some: while a new catalog is embedded by the second model, its first answers "
-        "alone; or a foreign pattern's English gloss was not read), none (no model's: the "
+        "alone; or a foreign pattern's English gloss was not read; or a new catalog's first "
+        "ten tools were re-ranked by the models, the shortlist arm), none (no model's: the "
         "static table or BM25 alone). A benchmark or a client waiting for a catalog's warm "
         "answers waits for complete.",
         "schema": {"type": "string", "enum": ["complete", "partial", "none"]},

@@ -61,7 +61,9 @@ def build_selector(
         batch_size=settings.embed_batch_size,
         glossary=default_glossary() if settings.glossary else None,
         rules=Rules(
-            steps=SHIPPED_STEPS if settings.multi_step else None, learn=learn_rule(settings)
+            steps=SHIPPED_STEPS if settings.multi_step else None,
+            learn=learn_rule(settings),
+            shortlist=settings.shortlist_tools,
         ),
     )
 

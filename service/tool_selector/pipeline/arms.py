@@ -12,15 +12,17 @@ own added (``Arm.read``):
   first model's alone while the others embed it (``partial``);
 - ``StaticArm``: the static tables' cosines (each against its model's query vector) while
   no model has the catalog's vectors;
+- ``ShortlistArm`` (``pipeline.shortlist``): the static arm's answer, its first tools re-read
+  by the models themselves when the embedding deadline has room for their vectors;
 - ``LearnedArm`` (``pipeline.learned``): what the scope's model called after near searches;
 - ``StepsArm``: each step's BM25 scores and cosines (``ranking.steps``).
 
 The values they exchange are in ``pipeline.columns``.
 
 The first of the three dense arms that can answer does; the others leave the columns as they
-are. Which arm answered, the encoders whose cosines ranked and whether they had the whole
-catalog's vectors travel with the columns (``Provenance``): the search log and the answer's
-headers read that value.
+are, but for the shortlist arm, which refines the static arm's answer. Which arm answered,
+the encoders whose cosines ranked and whether they had the whole catalog's vectors travel
+with the columns (``Provenance``): the search log and the answer's headers read that value.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from tool_selector.pipeline.columns import (
 )
 from tool_selector.pipeline.learned import LearnedArm
 from tool_selector.pipeline.query_vectors import Ahead
+from tool_selector.pipeline.shortlist import ShortlistArm
 from tool_selector.pipeline.step_vectors import clause_cosines
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fitted import Rules
@@ -321,12 +324,14 @@ def _in_context(rules: Rules) -> bool:
 
 def arm_table(sources: Sources) -> tuple[Arm, ...]:
     """The arms in the order they read: words, then the dense arms (the first that can
-    answers), then the steps, which read the answering arm's cosines."""
+    answers; the shortlist refines the static arm's), then the learned column, then the
+    steps, which read the answering arm's cosines."""
     return (
         LexicalArm(sources),
         MultilingualArm(sources),
         DenseArm(sources),
         StaticArm(sources),
+        ShortlistArm(sources),
         LearnedArm(sources),
         StepsArm(sources),
     )

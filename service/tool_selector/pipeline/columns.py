@@ -28,10 +28,11 @@ from tool_selector.ranking.steps import clauses, locate
 
 #: The ranking path a caller is told (``X-Tool-Selector-Ranking``).
 RankingPath = Literal["hybrid", "static", "lexical"]
-ArmName = Literal["dense", "multilingual", "static", "lexical"]
+ArmName = Literal["dense", "multilingual", "static", "shortlist", "lexical"]
 #: Whether the encoders that ranked had the whole catalog's vectors (``complete``), some of
-#: them did (``partial``: the ensemble's first model alone, or a foreign pattern's gloss
-#: unread), or no model's were read (``none``: the static table or words alone).
+#: them did (``partial``: the ensemble's first model alone, a foreign pattern's gloss unread,
+#: or the shortlist arm's leaders only), or no model's were read (``none``: the static table
+#: or words alone).
 Embedded = Literal["complete", "partial", "none"]
 
 

@@ -4,7 +4,8 @@
 encoding it on the helper thread: ``arms.encode_early``) -> the catalog entry, found once
 (``tool_vectors``: the catalog reused, or its tools decoded, deduplicated and built) -> the
 arms' columns (``arms``: BM25, then the cosines of the first dense arm that can answer -
-multilingual, the ensemble, the static table - then the steps) -> the caller's controls
+multilingual, the ensemble, the static table, its leaders re-read by the models - then the
+learned column and the steps) -> the caller's controls
 (``controls``) -> fusion and the rules of a good answer (``ranking.ranker.rank``: named
 tools, the relevance bar, the budget) -> the ranked names, with what ranked them
 (``Outcome.provenance``). Synchronous and framework-free: the HTTP layer runs it in a worker
@@ -38,7 +39,7 @@ from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.learned import search_reading
 from tool_selector.pipeline.query_vectors import QueryVectors
 from tool_selector.pipeline.step_vectors import QueryCache
-from tool_selector.pipeline.tool_vectors import DEFAULT_BATCH, ToolVectors
+from tool_selector.pipeline.tool_vectors import DEFAULT_BATCH, Shortlist, ToolVectors
 from tool_selector.ranking.catalog import Catalog
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
@@ -86,6 +87,8 @@ class Selector:
     read for non-English patterns once its tool vectors are at hand; ``glossary``: the English
     words of their gloss. ``rules``: every constant it ranks with (``ranking.fitted``).
     ``learning``: the learner whose scopes' feedback the learned arm reads (none: off).
+    ``shortlist``: the deadline and cache of the shortlist arm's vectors (``Shortlist``;
+    none: ``embed_deadline`` and ``cache``, as the endpoint has them).
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class Selector:
         multilingual: Encoder | None = None,
         glossary: Glossary | None = None,
         learning: Learner | None = None,
+        shortlist: Shortlist | None = None,
     ) -> None:
         self.rules = Rules() if rules is None else rules
         self.glossary, self.static, self.multilingual = glossary, static, multilingual
@@ -121,6 +125,7 @@ class Selector:
             self.rules.fields,
             embed_deadline=embed_deadline,
             batch_size=batch_size,
+            shortlist=shortlist,
         )
         self.query_vectors = QueryVectors(self.queries)
         self.learning = learning

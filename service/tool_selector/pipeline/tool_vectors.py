@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from tool_selector.embeddings.cache import EmbeddingCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
@@ -32,6 +33,16 @@ from tool_selector_client.wire import Tool
 #: (``TOOL_SELECTOR_EMBED_BATCH_SIZE``): ONNX Runtime keeps the peak working memory of the
 #: largest batch it has run, about 450 MB at 64 long tool texts and 220 MB at 16.
 DEFAULT_BATCH = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Shortlist:
+    """Where the shortlist arm's vectors of a new catalog's leaders come from (``rows``):
+    the seconds a request may wait for them, counted from its start, and the cache they are
+    read from and kept in."""
+
+    deadline: float
+    cache: EmbeddingCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +71,11 @@ class ToolVectors:
         *,
         embed_deadline: float,
         batch_size: int,
+        shortlist: Shortlist | None = None,
     ) -> None:
         self.cache, self.catalogs, self.jobs, self.fields = cache, catalogs, jobs, fields
         self.embed_deadline = embed_deadline
+        self.shortlist = Shortlist(embed_deadline, cache) if shortlist is None else shortlist
         self.batch_size = max(1, batch_size)
 
     def entry(self, tools: ToolSource, encoders: Ensemble | None) -> Found:
@@ -118,6 +131,35 @@ class ToolVectors:
             return ToolMatrix(done, hits, misses)
         self.jobs.enqueue(job, self._background(encoder, found.key, entry))
         return ToolMatrix(None, hits, misses, deferred=True)
+
+    def rows(
+        self, encoders: Ensemble, found: Found, positions: npt.NDArray[np.intp], started: float
+    ) -> list[FloatArray] | None:
+        """Each model's vectors of the tools at ``positions`` (``Selector``'s shortlist): the
+        entry's matrix rows or the shortlist's cache, the rest encoded now and cached when
+        all of them are predicted to fit its deadline (counted from ``started``); none past
+        it (nothing encoded)."""
+        deadline, cache, entry = self.shortlist.deadline, self.shortlist.cache, found.entry
+        at = [int(i) for i in positions]
+        got: list[list[FloatArray | None]] = []
+        for part in encoders.parts:
+            matrix, keys = entry.matrix(part.model_id), entry.keys(part.model_id)
+            got.append(
+                list(matrix[at]) if matrix is not None else cache.get_many([keys[i] for i in at])
+            )
+        missing = sum(v is None for vs in got for v in vs)
+        if missing and self.jobs.estimate(missing) > deadline - (time.perf_counter() - started):
+            return None
+        for part, vectors in zip(encoders.parts, got, strict=True):
+            gaps = [j for j, v in enumerate(vectors) if v is None]
+            if gaps:
+                keys, texts = entry.keys(part.model_id), entry.texts(part.model_id)
+                fresh = part.encode([texts[at[j]] for j in gaps])
+                rows = [(keys[at[j]], np.array(fresh[k], np.float32)) for k, j in enumerate(gaps)]
+                for (_, row), j in zip(rows, gaps, strict=True):
+                    vectors[j] = row
+                cache.put_many(rows)
+        return [stack(vectors, part.dim) for part, vectors in zip(encoders.parts, got, strict=True)]
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry

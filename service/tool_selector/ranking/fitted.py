@@ -103,6 +103,10 @@ CROSS = replace(
     relevance=calibration.CROSS,
     ensemble_floor=CROSS_ENSEMBLE_FLOOR,
 )
+#: The static arm's leaders the models read on a catalog they have not embedded yet
+#: (``pipeline.shortlist``), when the request's embedding deadline has room: chosen on the
+#: dev splits among 5, 8, 10, 15 and 20 (docs/quality.md, "The shortlist"); 0: off.
+SHORTLIST = 10
 #: How much of the lexical half a non-English pattern keeps (``multilingual_params_of``).
 MULTILINGUAL_LEXICAL = 0.5
 #: Share of the English model's cosines of a non-English pattern's gloss in its dense score
@@ -141,6 +145,7 @@ class Rules:
     context: ContextWeights = ContextWeights()
     steps: StepRule | None = None
     learn: LearnRule = LEARN
+    shortlist: int = SHORTLIST
 
     @property
     def foreign(self) -> FusionParams:

@@ -16,7 +16,12 @@ from tool_selector.offline.evaluation.runner import EvalReport
 
 COLUMNS = ("r@1", "r@5", "ndcg@5", "mrr", "complete@5", "empty%", "abstain%", "ms/query")
 #: Rows whose no-match behaviour the overview reports, with their short labels.
-ABSTAINING = {"service": "service", "service lexical": "lexical", "service cold (static)": "cold"}
+ABSTAINING = {
+    "service": "service",
+    "service lexical": "lexical",
+    "service cold (static)": "cold",
+    "service cold (shortlist)": "shortlist",
+}
 
 
 def results_dict(report: EvalReport, command: str) -> dict[str, Any]:

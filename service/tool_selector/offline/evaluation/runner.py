@@ -11,7 +11,10 @@ reused, as the endpoint reuses a resent tool list), with the real encoder and an
 - ``service (no abstention)``: the hybrid top-k order before the relevance bar;
 - ``service cold (static)`` (when the run has the static table): what the endpoint answers
   for a catalog the model has not embedded yet, past its embedding deadline: the static
-  arm's tool vectors against the model's query vector (``cold_selector``).
+  arm's tool vectors against the model's query vector (``cold_selector``);
+- ``service cold (shortlist)`` (likewise): the same with the static arm's first tools
+  re-ranked by the models, as when the request's embedding deadline has room for their
+  vectors (``pipeline.shortlist``).
 
 Every query of a data set is encoded once, batched, up front; those vectors feed the dense
 references and the service's own query cache (so ``ms/query`` leaves the encode out; it is
@@ -32,7 +35,7 @@ import random
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -57,6 +60,7 @@ from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore, fingerprint
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.tool_vectors import Shortlist
 from tool_selector.ranking.catalog import Catalog, dedupe
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
@@ -69,9 +73,10 @@ SERVICE = "service"
 SERVICE_LEXICAL = "service lexical"
 SERVICE_RANKED = "service (no abstention)"
 SERVICE_COLD = "service cold (static)"
+SERVICE_SHORTLIST = "service cold (shortlist)"
 SERVICE_OWN = "service, per-query catalogs"
 #: The rows that are the service's own answers (``EvalConfig.answers`` writes them).
-SERVICE_ROWS = (SERVICE, SERVICE_LEXICAL, SERVICE_RANKED, SERVICE_COLD)
+SERVICE_ROWS = (SERVICE, SERVICE_LEXICAL, SERVICE_RANKED, SERVICE_COLD, SERVICE_SHORTLIST)
 #: Tools of a catalog a negative query is searched against.
 NEGATIVE_TOOLS = 20
 _CACHE_BYTES = 256 * 1024 * 1024
@@ -176,23 +181,27 @@ def models_from_env(what: str) -> tuple[Encoder, Encoder | None]:
     return encoder, static_from_settings(settings)
 
 
-def cold_selector(warm: Selector, static: Encoder) -> Selector:
+def cold_selector(warm: Selector, static: Encoder, *, shortlist: int = 0) -> Selector:
     """A selector that answers every catalog as the endpoint answers one the model has not
     embedded yet: past the embedding deadline, from the static arm with the model's query
     vector. Its own catalog store and no embedding cache (it never finds the model's tool
     vectors), a deadline of 0 and closed jobs (nothing embeds them behind it); the query
-    vectors are shared with ``warm``."""
+    vectors are shared with ``warm``. ``shortlist``: the static arm's first that many tools
+    re-ranked by the models (``pipeline.shortlist``), as when the deadline has room for their
+    vectors, read from ``warm``'s cache (those vectors only, never the whole catalog's where
+    the dense arm looks); 0: the static arm alone, as past the deadline."""
     jobs = EmbeddingJobs()
     jobs.close(0.0)
     return Selector(
         encoder=warm.encoder,
-        rules=warm.rules,
+        rules=replace(warm.rules, shortlist=shortlist),
         catalogs=CatalogStore(_CATALOG_TOOLS),
         queries=warm.queries,
         jobs=jobs,
         embed_deadline=0.0,
         static=static,
         glossary=warm.glossary,
+        shortlist=Shortlist(math.inf, warm.cache) if shortlist else None,
     )
 
 
@@ -258,6 +267,12 @@ class Evaluator:
             encoder=None, rules=self.selector.rules, catalogs=catalogs, glossary=glossary
         )
         self.cold = None if static is None else cold_selector(self.selector, static)
+        size = self.selector.rules.shortlist
+        self.shortlist = (
+            None
+            if static is None or not size
+            else cold_selector(self.selector, static, shortlist=size)
+        )
         self.datasets = None if datasets is None else list(datasets)
         self._datasets = {d.name: d for d in self.datasets or ()}
 
@@ -317,6 +332,13 @@ class Evaluator:
             sys.stderr.write(f"{data.name}: {len(queries)} queries in {result.seconds:.0f} s\n")
         return result
 
+    def prepare(self, data: Dataset, queries: Sequence[BenchQuery]) -> ToolSource:
+        """``data``'s catalog built and embedded and ``queries``' vectors cached, as the
+        service rows have them: for a caller that asks the selectors itself."""
+        source = self._catalog(data)[0]
+        self._encode(queries)
+        return source
+
     def _catalog(self, data: Dataset) -> tuple[ToolSource, Catalog, FloatArray]:
         """The data set's tools under their fingerprint (the key both selectors find their
         shared catalog by, never decoding the tools again), the catalog and its matrix."""
@@ -365,6 +387,10 @@ class Evaluator:
             t0 = time.perf_counter()
             cold = self.cold.select(request)
             out[SERVICE_COLD] = (cold.ranking.names, time.perf_counter() - t0)
+        if self.shortlist is not None:
+            t0 = time.perf_counter()
+            leaders = self.shortlist.select(request)
+            out[SERVICE_SHORTLIST] = (leaders.ranking.names, time.perf_counter() - t0)
         for ref, rank in refs.items():
             t0 = time.perf_counter()
             ranked = rank(q.text, qvec)

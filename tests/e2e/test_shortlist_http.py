@@ -1,0 +1,78 @@
+"""A new catalog's first answer through the real service: the static arm's leaders re-ranked
+by the models' own vectors when the embedding deadline has room (``pipeline.shortlist``),
+said as such in the headers and the search's log line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support import ServiceProcess, start_service, wait_until
+from tool_selector.embeddings.models import BGE_SMALL, MINILM
+from tool_selector_client.wire import SEARCH_ID_HEADER, SEARCH_PATH
+
+#: Too many tools to embed within the deadline, each generated: no other test warms them.
+THINGS = ["invoices", "tickets", "playlists", "recipes", "flights", "parcels", "shifts", "leads"]
+VERBS = ["list", "create", "archive", "export", "share", "rename", "merge", "audit"]
+TOOLS = [
+    {"name": f"{verb}_{thing}_{i}", "description": f"{verb.title()} {thing} in workspace {i}"}
+    for i in range(8)
+    for thing in THINGS
+    for verb in VERBS
+] + [{"name": "send_chat_message", "description": "Post a message to a team chat channel"}]
+
+
+@pytest.fixture(scope="module")
+def roomy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """A service whose requests may wait 1.5 s for embedding: room for ten tools' vectors
+    (each model's, predicted at 15 ms a text before any is measured), not for 513."""
+    env = {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500"}
+    proc = start_service(tmp_path_factory.mktemp("roomy"), env)
+    yield proc
+    proc.stop()
+
+
+def logged(service: ServiceProcess, sid: str) -> dict[str, object]:
+    def find() -> dict[str, object] | None:
+        return next((r for r in service.searches() if r.get("search_id") == sid), None)
+
+    return wait_until(find, 10, f"the log line of search {sid}")
+
+
+def test_the_first_answer_is_the_models_reading_of_the_static_leaders(
+    roomy: ServiceProcess,
+) -> None:
+    body = {"pattern": "post a note in the team chat room", "tools": TOOLS, "top_k": 3}
+    r = httpx.post(roomy.url + SEARCH_PATH, json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    assert r.json()["selected_names"][0] == "send_chat_message"
+    assert (r.headers["x-tool-selector-ranking"], r.headers["x-tool-selector-embedded"]) == (
+        "static",
+        "partial",
+    )
+    ranking = logged(roomy, r.headers[SEARCH_ID_HEADER])["ranking"]
+    assert isinstance(ranking, dict)
+    models = f"{MINILM.model_id}+{BGE_SMALL.model_id}"  # after the two static tables' ids
+    assert (ranking["arm"], ranking["embedded"]) == ("shortlist", "partial")
+    model = ranking["model"]
+    assert isinstance(model, str)
+    assert model.endswith(models)
+    assert model.count("+") == 3
+
+
+def test_with_the_shortlist_off_the_static_arm_answers(tmp_path: Path) -> None:
+    env = {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500", "TOOL_SELECTOR_SHORTLIST_TOOLS": "0"}
+    proc = start_service(tmp_path, env)
+    try:
+        body = {"pattern": "post a note in the team chat room", "tools": TOOLS, "top_k": 3}
+        r = httpx.post(proc.url + SEARCH_PATH, json=body, timeout=60)
+        assert r.status_code == 200, r.text
+        ranking = logged(proc, r.headers[SEARCH_ID_HEADER])["ranking"]
+        assert isinstance(ranking, dict)
+        assert (r.headers["x-tool-selector-ranking"], ranking["arm"]) == ("static", "static")
+        assert ranking["embedded"] == "none"
+    finally:
+        proc.stop()

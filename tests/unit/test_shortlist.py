@@ -1,0 +1,198 @@
+"""The shortlist arm (``pipeline.shortlist``): a new catalog's first answer re-read by the
+models themselves for the static arm's leaders, within the embedding deadline."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.support import second_static_table, static_table
+from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.encoder import Ensemble, encode_query
+from tool_selector.embeddings.factory import encoder_from_settings
+from tool_selector.embeddings.models import BGE_SMALL
+from tool_selector.embeddings.static import StaticEncoder
+from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.shortlist import _mixed
+from tool_selector.pipeline.tool_vectors import Shortlist
+from tool_selector.ranking.fitted import SHIPPED_STEPS, SHORTLIST, Rules
+from tool_selector.settings import Settings
+from tool_selector_client.wire import SearchRequest, Tool
+
+TOOLS = [
+    Tool(name=f"tool_{i}", description=f"Manage the {thing} of a project")
+    for i, thing in enumerate(
+        "issues labels milestones releases branches tags webhooks secrets runners artifacts "
+        "deployments environments wikis pages".split()
+    )
+] + [
+    Tool(name="send_message", description="Post a message to a Slack channel"),
+    Tool(name="read_file", description="Read a file from the local disk"),
+    Tool(name="get_weather", description="Current weather and forecast for a city"),
+]
+pytestmark = pytest.mark.model
+
+PATTERN = "post a note in the team's chat room"
+
+
+@pytest.fixture(scope="module")
+def both() -> Ensemble:
+    encoder = encoder_from_settings(Settings())
+    assert isinstance(encoder, Ensemble)
+    return encoder
+
+
+@pytest.fixture(scope="module")
+def tables() -> Ensemble:
+    first = StaticEncoder(static_table())
+    return Ensemble([first, StaticEncoder(second_static_table(), BGE_SMALL.name)])
+
+
+def cold(
+    both: Ensemble,
+    tables: Ensemble,
+    deadline: float,
+    cache: MemoryCache,
+    rules: Rules | None = None,
+) -> Selector:
+    """Answers every catalog from the static arm (no model ever embeds its catalogs), with
+    ``deadline`` seconds for the shortlist's vectors, kept in ``cache``."""
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)
+    return Selector(
+        encoder=both,
+        static=tables,
+        jobs=jobs,
+        embed_deadline=0.0,
+        rules=rules or Rules(),
+        shortlist=Shortlist(deadline, cache),
+    )
+
+
+def test_the_leaders_are_ranked_by_the_models_own_cosines(both: Ensemble, tables: Ensemble) -> None:
+    cache = MemoryCache(1 << 24)
+    selector = cold(both, tables, math.inf, cache)
+    outcome = selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
+    assert (outcome.path, outcome.provenance.arm) == ("static", "shortlist")
+    assert outcome.provenance.encoders == (*tables.parts, *both.parts)  # the rest: the tables
+    assert outcome.provenance.embedded == "partial"
+    assert outcome.ranking.names[0] == "send_message"
+    entry = selector.entry(ToolSource.of(TOOLS)).entry
+    at = entry.catalog.positions["send_message"]
+    exact = both.combine([p.encode([entry.texts(p.model_id)[at]]) for p in both.parts])[0]
+    query = encode_query(both, [PATTERN])[0]
+    # the vector the shortlist encoded in a batch of ten: int8 models' dynamic quantization
+    # reads the batch, so its cosine is near, not equal to, this one encoded alone
+    static = cold(both, tables, 0.0, MemoryCache(1 << 24)).select(
+        SearchRequest(pattern=PATTERN, tools=TOOLS)
+    )
+    got, before = outcome.ranking.picked[0].dense_similarity, static.ranking.picked[0]
+    assert before.name == "send_message"
+    assert got == pytest.approx(exact @ query, abs=0.01)
+    assert abs(before.dense_similarity - got) > 0.05
+    # the shortlist's vectors are cached under each model's id: the background job finds them
+    assert len(cache) == 2 * Rules().shortlist
+
+
+def test_past_the_deadline_the_static_arm_answers_and_nothing_is_encoded(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern=PATTERN, tools=TOOLS)
+    outcome = cold(both, tables, 0.0, cache).select(request)
+    assert (outcome.path, outcome.provenance.arm, outcome.provenance.embedded) == (
+        "static",
+        "static",
+        "none",
+    )
+    assert len(cache) == 0
+    off = cold(both, tables, math.inf, cache, Rules(shortlist=0)).select(request)
+    assert (off.provenance.arm, off.ranking) == ("static", outcome.ranking)
+    assert len(cache) == 0
+
+
+def test_cached_leaders_need_no_time(both: Ensemble, tables: Ensemble) -> None:
+    """A second request finds the vectors the first encoded: within any deadline."""
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern=PATTERN, tools=TOOLS)
+    first = cold(both, tables, math.inf, cache).select(request)
+    again = cold(both, tables, 0.0, cache).select(request)
+    assert (again.provenance.arm, again.ranking.names) == ("shortlist", first.ranking.names)
+
+
+def test_a_multi_step_task_keeps_the_static_arms_answer(both: Ensemble, tables: Ensemble) -> None:
+    task = (
+        "First read the file with last quarter's figures from the local disk and check that "
+        "every row has a date. Then post a short summary of the totals to the team's chat "
+        "channel so everyone sees it. Finally look up the weather in Lisbon for tomorrow "
+        "because the offsite depends on it and we need to know."
+    )
+    rules = Rules(steps=SHIPPED_STEPS)
+    cache = MemoryCache(1 << 24)
+    outcome = cold(both, tables, math.inf, cache, rules).select(
+        SearchRequest(pattern=task, tools=TOOLS)
+    )
+    assert outcome.provenance.arm == "static"
+    assert len(cache) == 0
+
+
+def test_the_shortlist_reads_the_catalogs_own_texts(both: Ensemble, tables: Ensemble) -> None:
+    """bge-small reads a tool's ``static_text`` as the dense arm has it read, so the cached
+    vectors are the ones the background job would make."""
+    cache = MemoryCache(1 << 24)
+    selector = cold(both, tables, math.inf, cache)
+    selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
+    entry = selector.entry(ToolSource.of(TOOLS)).entry
+    for part in both.parts:
+        alone = np.stack([part.encode([t])[0] for t in entry.texts(part.model_id)])
+        cached = cache.get_many(entry.keys(part.model_id))
+        held = [i for i, v in enumerate(cached) if v is not None]
+        assert len(held) == Rules().shortlist
+        for i in held:
+            vector = cached[i]
+            assert vector is not None
+            assert int(np.argmax(alone @ vector)) == i
+            assert float(alone[i] @ vector) > 0.98
+
+
+@given(
+    st.lists(st.floats(-1, 1), min_size=4, max_size=30),
+    st.integers(1, 4),
+    st.floats(-1, 1),
+)
+def test_mixed_keeps_the_exact_and_puts_the_rest_no_higher(
+    static: list[float], size: int, shift: float
+) -> None:
+    column = np.asarray(static, np.float32)
+    picked = np.argsort(-column, kind="stable")[:size]
+    exact = np.clip(column[picked] + shift, -1, 1).astype(np.float32)
+    mixed = _mixed(column, picked, exact)
+    np.testing.assert_allclose(mixed[picked], exact)
+    rest = np.setdiff1d(np.arange(len(column)), picked)
+    assert (mixed[rest] <= exact.min() + 1e-6).all()
+    order = np.argsort(column[rest], kind="stable")
+    assert (np.diff(mixed[rest][order]) >= -1e-6).all()  # the static order, never reversed
+
+
+def test_the_setting_is_the_fitted_size_and_zero_turns_it_off() -> None:
+    assert Settings().shortlist_tools == SHORTLIST
+    assert Settings.from_env({"TOOL_SELECTOR_SHORTLIST_TOOLS": "0"}).shortlist_tools == 0
+
+
+def test_with_minilms_table_alone_minilm_reads_the_leaders(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    """bge-small's table missing (a warning at start): the static arm pairs MiniLM's table with
+    MiniLM alone, and so does the shortlist."""
+    cache = MemoryCache(1 << 24)
+    selector = cold(both, Ensemble([tables.primary]), math.inf, cache)
+    outcome = selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
+    assert (outcome.provenance.arm, outcome.ranking.names[0]) == ("shortlist", "send_message")
+    assert outcome.provenance.encoders == (tables.primary, both.primary)
+    assert len(cache) == Rules().shortlist  # MiniLM's vectors only
