@@ -125,40 +125,28 @@ class StaticTable(HashingEncoder):
     model_id = "test/static-table"
 
 
-def test_the_cold_row_is_the_static_path_and_never_embeds_the_tools() -> None:
+@pytest.mark.parametrize(
+    ("row", "arm"),
+    [(SERVICE_COLD, "static"), (SERVICE_SHORTLIST, "shortlist")],
+    ids=["static", "shortlist"],
+)
+def test_the_cold_rows_are_the_static_path_and_never_embed_the_tools(row: str, arm: str) -> None:
+    """``service cold (static)``: the static arm alone; ``service cold (shortlist)``: its
+    leaders re-ranked by the model. Neither has the catalog's vectors where the dense arm looks."""
     data = load_dataset(MINI, str(MINI))
     config = EvalConfig(bench_dir=MINI, datasets=(str(MINI),), split="all", progress=False)
     evaluator = Evaluator(HashingEncoder(), config, static=StaticTable())
-    got = evaluator.run().as_dict()["results"][0]["rankers"][SERVICE_COLD]
-    cold = evaluator.cold
+    got = evaluator.run().as_dict()["results"][0]["rankers"][row]
+    cold = {SERVICE_COLD: evaluator.cold, SERVICE_SHORTLIST: evaluator.shortlist}[row]
     assert cold is not None
-    sums, paths = MetricSums(k=5), set()
+    sums, arms = MetricSums(k=5), set()
     for q in data.queries:  # after the whole run: still cold, nothing embedded behind it
         outcome = cold.select(SearchRequest(pattern=q.text, tools=list(data.tools), top_k=5))
         sums.add(outcome.ranking.names, q.gold)
-        paths.add(outcome.path)
-    expected = sums.summary()
-    del expected["ms/query"]
-    assert paths == {"static"}
-    assert {key: got[key] for key in expected} == expected
-
-
-def test_the_shortlist_row_re_ranks_the_static_leaders_and_never_embeds_the_catalog() -> None:
-    data = load_dataset(MINI, str(MINI))
-    config = EvalConfig(bench_dir=MINI, datasets=(str(MINI),), split="all", progress=False)
-    evaluator = Evaluator(HashingEncoder(), config, static=StaticTable())
-    got = evaluator.run().as_dict()["results"][0]["rankers"][SERVICE_SHORTLIST]
-    leaders = evaluator.shortlist
-    assert leaders is not None
-    sums, arms = MetricSums(k=5), set()
-    for q in data.queries:
-        outcome = leaders.select(SearchRequest(pattern=q.text, tools=list(data.tools), top_k=5))
-        sums.add(outcome.ranking.names, q.gold)
         arms.add((outcome.path, outcome.provenance.arm))
-        assert outcome.catalog is not None
-        entry = leaders.entry(ToolSource.of(list(data.tools))).entry
-        assert entry.matrix(HashingEncoder().model_id) is None  # the dense arm never had it
+    entry = cold.entry(ToolSource.of(list(data.tools))).entry
+    assert entry.matrix(HashingEncoder().model_id) is None  # the dense arm never had it
     expected = sums.summary()
     del expected["ms/query"]
-    assert arms == {("static", "shortlist")}
+    assert arms == {("static", arm)}
     assert {key: got[key] for key in expected} == expected

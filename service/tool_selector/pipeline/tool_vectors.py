@@ -141,24 +141,19 @@ class ToolVectors:
         it (nothing encoded)."""
         deadline, cache, entry = self.shortlist.deadline, self.shortlist.cache, found.entry
         at = [int(i) for i in positions]
+        keys = [[each[i] for i in at] for each in (entry.keys(p.model_id) for p in encoders.parts)]
         got: list[list[FloatArray | None]] = []
-        for part in encoders.parts:
-            matrix, keys = entry.matrix(part.model_id), entry.keys(part.model_id)
-            got.append(
-                list(matrix[at]) if matrix is not None else cache.get_many([keys[i] for i in at])
-            )
+        for part, own in zip(encoders.parts, keys, strict=True):
+            matrix = entry.matrix(part.model_id)
+            got.append(list(matrix[at]) if matrix is not None else cache.get_many(own))
         missing = sum(v is None for vs in got for v in vs)
         if missing and self.jobs.estimate(missing) > deadline - (time.perf_counter() - started):
             return None
-        for part, vectors in zip(encoders.parts, got, strict=True):
+        for part, own, vectors in zip(encoders.parts, keys, got, strict=True):
             gaps = [j for j, v in enumerate(vectors) if v is None]
             if gaps:
-                keys, texts = entry.keys(part.model_id), entry.texts(part.model_id)
-                fresh = part.encode([texts[at[j]] for j in gaps])
-                rows = [(keys[at[j]], np.array(fresh[k], np.float32)) for k, j in enumerate(gaps)]
-                for (_, row), j in zip(rows, gaps, strict=True):
-                    vectors[j] = row
-                cache.put_many(rows)
+                texts = entry.texts(part.model_id)
+                _keep(cache, own, vectors, gaps, part.encode([texts[at[j]] for j in gaps]))
         return [stack(vectors, part.dim) for part, vectors in zip(encoders.parts, got, strict=True)]
 
     def _background(
@@ -217,8 +212,7 @@ class ToolVectors:
         yielding: bool = False,
     ) -> FloatArray:
         """The stacked vectors of ``texts``: from the caches, the rest encoded in batches of
-        ``batch_size`` and stored as each batch finishes. A stored vector is a copy: a row
-        view would keep its whole batch alive for as long as the cache keeps the row."""
+        ``batch_size`` and stored as each batch finishes (``_keep``)."""
         found = self.cache.get_many(keys)
         missing = [i for i, v in enumerate(found) if v is None]
         for start in range(0, len(missing), self.batch_size):
@@ -230,10 +224,7 @@ class ToolVectors:
             began = time.perf_counter()
             fresh = encoder.encode([texts[i] for i in chunk])
             self.jobs.observe(len(chunk), time.perf_counter() - began)
-            rows = [np.array(fresh[j], dtype=np.float32) for j in range(len(chunk))]
-            for j, i in enumerate(chunk):
-                found[i] = rows[j]
-            self.cache.put_many([(keys[i], rows[j]) for j, i in enumerate(chunk)])
+            _keep(self.cache, keys, found, chunk, fresh)
         return stack(found, encoder.dim)
 
     def warm(self, tools: list[Tool], encoders: Ensemble | None) -> int:
@@ -261,3 +252,19 @@ class ToolVectors:
             return entry.catalog, None
         matrix = entry.matrix(encoders.model_id)
         return entry.catalog, matrix if matrix is not None else self.complete(encoders, entry)
+
+
+def _keep(
+    cache: EmbeddingCache,
+    keys: list[bytes],
+    found: list[FloatArray | None],
+    at: list[int],
+    fresh: FloatArray,
+) -> None:
+    """``fresh`` (the vectors of the texts at ``at``, in order) put in ``found`` at those
+    places and in ``cache`` under their keys. Each a copy: a row view would keep its whole
+    batch alive for as long as the cache keeps the row."""
+    rows = [np.array(fresh[j], dtype=np.float32) for j in range(len(at))]
+    for j, i in enumerate(at):
+        found[i] = rows[j]
+    cache.put_many([(keys[i], rows[j]) for j, i in enumerate(at)])

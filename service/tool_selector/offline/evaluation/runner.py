@@ -383,14 +383,11 @@ class Evaluator:
             SERVICE_LEXICAL: (lexical.names, t2 - t1),
             SERVICE_RANKED: (list(hybrid.ranked), t1 - t0),
         }
-        if self.cold is not None:
-            t0 = time.perf_counter()
-            cold = self.cold.select(request)
-            out[SERVICE_COLD] = (cold.ranking.names, time.perf_counter() - t0)
-        if self.shortlist is not None:
-            t0 = time.perf_counter()
-            leaders = self.shortlist.select(request)
-            out[SERVICE_SHORTLIST] = (leaders.ranking.names, time.perf_counter() - t0)
+        for row, first in ((SERVICE_COLD, self.cold), (SERVICE_SHORTLIST, self.shortlist)):
+            if first is not None:
+                t0 = time.perf_counter()
+                names = first.select(request).ranking.names
+                out[row] = (names, time.perf_counter() - t0)
         for ref, rank in refs.items():
             t0 = time.perf_counter()
             ranked = rank(q.text, qvec)
