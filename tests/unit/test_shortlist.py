@@ -23,7 +23,7 @@ from tool_selector.pipeline.shortlist import _mixed
 from tool_selector.pipeline.tool_vectors import Shortlist
 from tool_selector.ranking.fitted import SHIPPED_STEPS, SHORTLIST, Rules
 from tool_selector.settings import Settings
-from tool_selector_client.wire import SearchRequest, Tool
+from tool_selector_client.wire import Filters, SearchRequest, Tool
 
 TOOLS = [
     Tool(name=f"tool_{i}", description=f"Manage the {thing} of a project")
@@ -161,6 +161,39 @@ def test_the_shortlist_reads_the_catalogs_own_texts(both: Ensemble, tables: Ense
             assert float(alone[i] @ vector) > 0.98
 
 
+def test_the_leaders_are_picked_among_the_tools_the_filters_leave_in(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    """A denied tool is neither encoded nor in the answer; the allowed tool after the
+    static arm's first ten takes its place among the leaders."""
+    request = SearchRequest(pattern=PATTERN, tools=TOOLS)
+    plain = MemoryCache(1 << 24)
+    cold(both, tables, math.inf, plain).select(request)
+    selector = cold(both, tables, math.inf, MemoryCache(1 << 24))
+    entry = selector.entry(ToolSource.of(TOOLS)).entry
+    keys = entry.keys(both.primary.model_id)
+    leaders = [i for i, v in enumerate(plain.get_many(keys)) if v is not None]
+    assert len(leaders) == Rules().shortlist
+    denied = entry.catalog.texts[leaders[0]].name
+    filtered = SearchRequest(pattern=PATTERN, tools=TOOLS, filters=Filters(deny=[denied]))
+    cache = selector.vectors.shortlist.cache
+    outcome = selector.select(filtered)
+    assert outcome.provenance.arm == "shortlist"
+    assert denied not in outcome.ranking.names
+    held = [i for i, v in enumerate(cache.get_many(keys)) if v is not None]
+    assert len(held) == Rules().shortlist
+    assert leaders[0] not in held
+    assert set(leaders[1:]) < set(held)
+
+
+def test_with_every_tool_filtered_out_nothing_is_encoded(both: Ensemble, tables: Ensemble) -> None:
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern=PATTERN, tools=TOOLS, filters=Filters(deny=["*"]))
+    outcome = cold(both, tables, math.inf, cache).select(request)
+    assert (outcome.provenance.arm, outcome.ranking.names) == ("static", [])
+    assert len(cache) == 0
+
+
 @given(
     st.lists(st.floats(-1, 1), min_size=4, max_size=30),
     st.integers(1, 4),
@@ -196,3 +229,14 @@ def test_with_minilms_table_alone_minilm_reads_the_leaders(
     assert (outcome.provenance.arm, outcome.ranking.names[0]) == ("shortlist", "send_message")
     assert outcome.provenance.encoders == (tables.primary, both.primary)
     assert len(cache) == Rules().shortlist  # MiniLM's vectors only
+
+
+def test_the_leaders_encode_feeds_each_models_rate(both: Ensemble, tables: Ensemble) -> None:
+    """The shortlist's own encode (ten texts a model) is measured like a background batch:
+    the prediction of the next one reads this machine's rate for each model."""
+    selector = cold(both, tables, math.inf, MemoryCache(1 << 24))
+    texts = ["some tool text of a hundred characters, or near enough to it, for the check"] * 4
+    before = [selector.jobs.estimate(p.model_id, texts) for p in both.parts]
+    selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
+    after = [selector.jobs.estimate(p.model_id, texts) for p in both.parts]
+    assert all(a != b for a, b in zip(after, before, strict=True))

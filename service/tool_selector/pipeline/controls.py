@@ -39,9 +39,7 @@ def controls_of(
     plain = filters is None and ask.budget is None and ask.min_score is None
     if plain and not context:
         return NO_CONTROLS, {}
-    mask, filtered = None, dict[str, int]()
-    if filters is not None:
-        mask, filtered = entry.memo(("filters", _ENCODE(filters)), lambda: _mask(catalog, filters))
+    mask, filtered = filter_mask(ask, entry)
     budget = ask.budget
     boost, seen = None, None
     if context is not None:
@@ -56,6 +54,15 @@ def controls_of(
         max_bytes=None if budget is None else budget.max_bytes,
         min_score=ask.min_score,
     ), filtered
+
+
+def filter_mask(ask: Ask, entry: CatalogEntry) -> tuple[BoolArray | None, dict[str, int]]:
+    """The tools ``ask``'s filters leave in (``None``: no filters) and how many each filter
+    removed, kept on the entry (the shortlist arm reads it first, ``controls_of`` after)."""
+    filters, catalog = ask.filters, entry.catalog
+    if filters is None:
+        return None, {}
+    return entry.memo(("filters", _ENCODE(filters)), lambda: _mask(catalog, filters))
 
 
 def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]]:

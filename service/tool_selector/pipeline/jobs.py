@@ -4,7 +4,8 @@
 predicted to fit the request's deadline, otherwise on a background thread fed by a bounded
 queue (dropped, and counted, when full) that runs the most-asked catalog first. Startup
 warm-up yields to that work between chunks (``yield_to_asked``). It keeps a moving average of
-the encoder's seconds per text to make the inline prediction.
+each model's seconds per character of tool text to predict what an encode will cost (the
+inline embedding of a small catalog, the shortlist's leaders).
 """
 
 from __future__ import annotations
@@ -23,6 +24,18 @@ from tool_selector.ranking.dense import FloatArray
 _log = logging.getLogger("tool_selector.embedding_jobs")
 
 JobEvent = Literal["inline", "queued", "dropped", "done", "failed"]
+
+#: Seconds per character of tool text before a model's first batch is measured: the slowest
+#: rate seen (bge-small on a 2 GHz AMD EPYC, 0.28-0.37 ms; MiniLM half that). A request
+#: embeds a catalog itself when predicted to fit its deadline: a low guess would overrun it.
+SECONDS_PER_CHAR = 0.0004
+#: Characters of one text counted at most: the models read 256 or 512 tokens of it.
+MAX_CHARS = 2048
+
+
+def text_chars(texts: list[str]) -> int:
+    """The characters of ``texts`` an encode is predicted by (each counted to ``MAX_CHARS``)."""
+    return sum(min(len(t), MAX_CHARS) for t in texts)
 
 
 class Job:
@@ -54,7 +67,7 @@ class EmbeddingJobs:
     def __init__(
         self,
         max_queued: int = 64,
-        seconds_per_text: float = 0.015,
+        seconds_per_char: float = SECONDS_PER_CHAR,
         on_event: Callable[[JobEvent], None] | None = None,
     ) -> None:
         self._max_queued = max(max_queued, 1)
@@ -65,7 +78,8 @@ class EmbeddingJobs:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._on_event = on_event
-        self._seconds_per_text = seconds_per_text
+        self._default_rate = seconds_per_char
+        self._rates: dict[str, float] = {}
         self._thread: threading.Thread | None = None
 
     @property
@@ -74,14 +88,24 @@ class EmbeddingJobs:
         with self._lock:
             return sum(1 for j in self._inflight.values() if j.background)
 
-    def estimate(self, texts: int) -> float:
-        """Predicted seconds to encode ``texts`` tool texts on this machine."""
-        return texts * self._seconds_per_text
+    def estimate(self, model: str, texts: list[str]) -> float:
+        """Predicted seconds for ``model`` to encode ``texts`` on this machine: their
+        characters (``text_chars``) at its measured rate. A rate per model, per character:
+        across our sets' tool texts, one in ten of a catalog's encoded together took
+        0.16-0.18 ms a character with MiniLM and 0.28-0.37 with bge-small, against 25-88 ms
+        a text (docs/performance.md, "What the shortlist's prediction reads")."""
+        return text_chars(texts) * self._rates.get(model, self._default_rate)
 
-    def observe(self, texts: int, seconds: float) -> None:
-        """Feed a measured encode into the moving average (batches of 8+ only)."""
-        if texts >= 8:
-            self._seconds_per_text += 0.3 * (seconds / texts - self._seconds_per_text)
+    def observe(self, model: str, texts: list[str], seconds: float) -> None:
+        """Feed ``model``'s measured encode of ``texts`` into its moving average (batches of
+        8+ texts only: a lone short text's cost is mostly the model's fixed work). The first
+        measure is the rate; later ones move it by 30%."""
+        chars = text_chars(texts)
+        if len(texts) < 8 or not chars:
+            return
+        measured = seconds / chars
+        rate = self._rates.get(model, measured)  # the first measure replaces the default
+        self._rates[model] = rate + 0.3 * (measured - rate)
 
     def claim(self, key: str) -> tuple[Job, bool]:
         """The job for ``key``, and True when the caller created it (and must run or queue it)."""

@@ -16,8 +16,8 @@ answer past the deadline, and one read with the static query vector (no model lo
 models are those the static arm paired its tables with (``arms.paired``: both, or MiniLM
 alone where bge-small's table is missing).
 
-Limits: the leaders are picked before the caller's controls (filters may deny some of them:
-they are still left out, and fewer allowed tools are re-read); the int8 models' dynamic
+The leaders are picked among the tools the caller's filters leave in (``ArmRequest.allowed``):
+a denied tool costs no encode and takes no allowed tool's place. Limits: the int8 models' dynamic
 quantization reads each batch, so a leader's vector depends a little on which others were
 encoded with it (an answer may differ in a near tie with what was cached before), and the
 vectors it caches feed the catalog's matrix later, as a background batch's do.
@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from tool_selector.embeddings.encoder import Ensemble
 from tool_selector.pipeline.columns import ArmRequest, Columns, Provenance, Sources, timed
+from tool_selector.ranking.controls import BoolArray
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fusion import fuse
 from tool_selector.ranking.ranker import signals
@@ -57,10 +58,11 @@ class ShortlistArm:
             sig = signals(
                 catalog, columns.query, columns.bm25, cosines.scores, params.explained_top
             )
-            picked = np.argsort(-fuse(sig, params), kind="stable")[:size]
-            rows = src.tools.rows(models, request.found, picked, request.started)
+            picked = _leaders(fuse(sig, params), request.allowed, size)
+            found, started = request.found, request.started
+            rows = src.tools.rows(models, found, picked, started) if len(picked) else None
             if rows is None:
-                return columns
+                return columns  # past the deadline, or every tool filtered out
             qvec, _ = src.queries.vector(models, request.pattern.words, (), request.ahead)
             scores = _mixed(cosines.scores, picked, cosine_scores(qvec, models.combine(rows)))
             bar = cosines.bar
@@ -69,6 +71,12 @@ class ShortlistArm:
         made = Provenance("shortlist", cosines.provenance.encoders, "partial")
         answer = replace(cosines, scores=scores, params=src.rules.hybrid, provenance=made, bar=bar)
         return replace(columns, cosines=answer)
+
+
+def _leaders(fused: FloatArray, allowed: BoolArray | None, size: int) -> npt.NDArray[np.intp]:
+    """The first ``size`` tools of the fused order that the caller's filters leave in."""
+    order = np.argsort(-fused, kind="stable")
+    return order[allowed[order]][:size] if allowed is not None else order[:size]
 
 
 def _mixed(static: FloatArray, picked: npt.NDArray[np.intp], exact: FloatArray) -> FloatArray:

@@ -116,8 +116,9 @@ class ToolVectors:
         if matrix is not None:
             return ToolMatrix(matrix, hits=len(entry.catalog))
         cached = self.cache.get_many(entry.keys(model))
-        misses = sum(v is None for v in cached)
-        hits = len(cached) - misses
+        texts = entry.texts(model)
+        missing = [texts[i] for i, v in enumerate(cached) if v is None]
+        misses, hits = len(missing), len(cached) - len(missing)
         if not misses:
             matrix = stack(cached, encoder.dim)
             entry.set_matrix(model, matrix)
@@ -126,7 +127,7 @@ class ToolVectors:
         job, owner = self.jobs.claim(f"{model}\x00{found.key}")
         if not owner:
             return ToolMatrix(None if job.background else job.wait(remaining), hits, misses)
-        if self.jobs.estimate(misses) <= remaining:
+        if self.jobs.estimate(model, missing) <= remaining:
             done = self.jobs.run_inline(job, lambda: self.complete(Ensemble.of(encoder), entry))
             return ToolMatrix(done, hits, misses)
         self.jobs.enqueue(job, self._background(encoder, found.key, entry))
@@ -140,21 +141,23 @@ class ToolVectors:
         all of them are predicted to fit its deadline (counted from ``started``); none past
         it (nothing encoded)."""
         deadline, cache, entry = self.shortlist.deadline, self.shortlist.cache, found.entry
-        at = [int(i) for i in positions]
-        keys = [[each[i] for i in at] for each in (entry.keys(p.model_id) for p in encoders.parts)]
+        parts, at = encoders.parts, [int(i) for i in positions]
+        keys = [[each[i] for i in at] for each in (entry.keys(p.model_id) for p in parts)]
         got: list[list[FloatArray | None]] = []
-        for part, own in zip(encoders.parts, keys, strict=True):
+        for part, own in zip(parts, keys, strict=True):
             matrix = entry.matrix(part.model_id)
             got.append(list(matrix[at]) if matrix is not None else cache.get_many(own))
-        missing = sum(v is None for vs in got for v in vs)
-        if missing and self.jobs.estimate(missing) > deadline - (time.perf_counter() - started):
-            return None
-        for part, own, vectors in zip(encoders.parts, keys, got, strict=True):
-            gaps = [j for j, v in enumerate(vectors) if v is None]
-            if gaps:
-                texts = entry.texts(part.model_id)
-                _keep(cache, own, vectors, gaps, part.encode([texts[at[j]] for j in gaps]))
-        return [stack(vectors, part.dim) for part, vectors in zip(encoders.parts, got, strict=True)]
+        gaps = [[j for j, v in enumerate(vectors) if v is None] for vectors in got]
+        texts = [
+            [entry.texts(p.model_id)[at[j]] for j in g] for p, g in zip(parts, gaps, strict=True)
+        ]
+        cost = sum(self.jobs.estimate(p.model_id, new) for p, new in zip(parts, texts, strict=True))
+        if cost and cost > deadline - (time.perf_counter() - started):
+            return None  # nothing to encode needs no time
+        for part, own, vectors, places, new in zip(parts, keys, got, gaps, texts, strict=True):
+            if new:
+                _keep(cache, own, vectors, places, self._encode(part, new))
+        return [stack(vectors, part.dim) for part, vectors in zip(parts, got, strict=True)]
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry
@@ -221,11 +224,16 @@ class ToolVectors:
             if stoppable:
                 self.jobs.checkpoint()
             chunk = missing[start : start + self.batch_size]
-            began = time.perf_counter()
-            fresh = encoder.encode([texts[i] for i in chunk])
-            self.jobs.observe(len(chunk), time.perf_counter() - began)
+            fresh = self._encode(encoder, [texts[i] for i in chunk])
             _keep(self.cache, keys, found, chunk, fresh)
         return stack(found, encoder.dim)
+
+    def _encode(self, encoder: Encoder, texts: list[str]) -> FloatArray:
+        """``encoder``'s vectors of ``texts``, its time fed to the jobs' prediction."""
+        began = time.perf_counter()
+        fresh = encoder.encode(texts)
+        self.jobs.observe(encoder.model_id, texts, time.perf_counter() - began)
+        return fresh
 
     def warm(self, tools: list[Tool], encoders: Ensemble | None) -> int:
         """Build and fully embed one tool catalog now, in this thread (start-up warm-up).

@@ -1,0 +1,158 @@
+"""How well is an encode predicted? (``EmbeddingJobs.estimate``, the shortlist's and the
+inline embedding's go / no-go)
+
+``PYTHONPATH=service:. python -m loadtests.estimate [--datasets ...] [--queries 20]
+[--train 4]``: in process, on this machine, one thread as the service encodes. For each set
+in turn, the rates are first measured as the background jobs measure them: ``--train``
+batches of 16 tool texts a model, MiniLM's then bge-small's (the order a new catalog's jobs
+run in), taken from the set before it in the list (a catalog seen earlier) or from the set
+itself (a catalog being embedded). Then ``--queries`` of the set's real needs are answered
+by a new catalog's static arm (``Selector`` with the static tables, no catalog embedded, the
+shortlist off), and the first ten tools of each answer (what the shortlist would read) are
+encoded, each model's texts in one call as ``ToolVectors.rows`` does, and timed.
+
+Printed per set and source of the rates: how the time taken compares with the prediction
+(taken / predicted: median, 90th percentile, highest, and the share under-predicted) for the
+service's rule (each model's seconds per character) and for the rule before it (one moving
+average of seconds per text over every model's batches, 15 ms before any).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from tool_selector.embeddings.encoder import Encoder, Ensemble
+from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
+from tool_selector.offline.evaluation.dataset import Dataset, default_bench_dir, load_dataset
+from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.fitted import Rules
+from tool_selector.settings import Settings
+from tool_selector_client.wire import SearchRequest
+
+BATCH = 16
+LEADERS = 10
+
+
+class PerText:
+    """The rule before: one moving average of seconds per text, whatever the model."""
+
+    def __init__(self) -> None:
+        self.rate = 0.015
+
+    def observe(self, texts: Sequence[str], seconds: float) -> None:
+        if len(texts) >= 8:
+            self.rate += 0.3 * (seconds / len(texts) - self.rate)
+
+    def estimate(self, texts: int) -> float:
+        return texts * self.rate
+
+
+def _timed(encoder: Encoder, texts: list[str]) -> float:
+    began = time.perf_counter()
+    encoder.encode(texts)
+    return time.perf_counter() - began
+
+
+def _texts(selector: Selector, data: Dataset) -> dict[str, list[str]]:
+    """Each model's texts of the set's catalog, as the service has them read."""
+    entry = selector.entry(ToolSource.of(list(data.tools))).entry
+    assert selector.encoders is not None
+    return {p.model_id: entry.texts(p.model_id) for p in selector.encoders.parts}
+
+
+def _trained(
+    models: Ensemble, texts: dict[str, list[str]], batches: int, seed: int
+) -> tuple[EmbeddingJobs, PerText]:
+    jobs, old, rng = EmbeddingJobs(), PerText(), random.Random(seed)
+    for part in models.parts:  # MiniLM's job, then bge-small's
+        own = texts[part.model_id]
+        for _ in range(batches):
+            batch = rng.sample(own, min(BATCH, len(own)))
+            seconds = _timed(part, batch)
+            jobs.observe(part.model_id, batch, seconds)
+            old.observe(batch, seconds)
+    return jobs, old
+
+
+def _leaders(cold: Selector, data: Dataset, queries: int, seed: int) -> list[list[int]]:
+    """The first ten tools of the static arm's answer to ``queries`` real needs."""
+    needs = [q for q in data.queries if q.gold]
+    picked = random.Random(seed).sample(needs, min(queries, len(needs)))
+    entry = cold.entry(ToolSource.of(list(data.tools))).entry
+    out = []
+    for q in picked:
+        answer = cold.select(SearchRequest(pattern=q.text, tools=list(data.tools), top_k=LEADERS))
+        out.append([entry.catalog.positions[n] for n in answer.ranking.names])
+    return out
+
+
+def _ratios(taken: list[float], predicted: list[float]) -> str:
+    r = np.asarray(taken) / np.asarray(predicted)
+    return (
+        f"{np.median(r):.2f} | {np.percentile(r, 90):.2f} | {r.max():.2f} | "
+        f"{100 * float(np.mean(r > 1)):.0f}%"
+    )
+
+
+def run(names: list[str], queries: int, batches: int) -> list[str]:
+    settings = Settings.from_env(os.environ)
+    models, tables = encoder_from_settings(settings), static_from_settings(settings)
+    if not isinstance(models, Ensemble) or tables is None:
+        raise SystemExit("needs both models and the static tables")
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)  # nothing is ever embedded: every answer is the static arm's
+    cold = Selector(
+        encoder=models, static=tables, jobs=jobs, embed_deadline=0.0, rules=Rules(shortlist=0)
+    )
+    sets = [load_dataset(default_bench_dir(), n) for n in names]
+    texts = {d.name: _texts(cold, d) for d in sets}
+    rows = [
+        "| set | rates from | leaders' chars | ms taken | per character: taken / predicted, "
+        "p50 | p90 | max | under | per text: p50 | p90 | max | under |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for i, data in enumerate(sets):
+        leaders = _leaders(cold, data, queries, seed=i)
+        own = texts[data.name]
+        for source in (sets[i - 1].name, data.name):
+            new, old = _trained(models, texts[source], batches, seed=i)
+            taken, per_char, per_text, chars = [], [], [], []
+            for at in leaders:
+                each = {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
+                taken.append(sum(_timed(p, each[p.model_id]) for p in models.parts))
+                per_char.append(sum(new.estimate(m, t) for m, t in each.items()))
+                per_text.append(old.estimate(sum(len(t) for t in each.values())))
+                chars.append(sum(len(t) for t in each[models.primary.model_id]) / len(at))
+            rows.append(
+                f"| {data.name} | {source} | {np.mean(chars):.0f} | "
+                f"{1000 * np.median(taken):.0f} | "
+                f"{_ratios(taken, per_char)} | {_ratios(taken, per_text)} |"
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=["agent", "arcade", "sealtools", "bfcl"])
+    parser.add_argument("--queries", type=int, default=20, help="real needs a set")
+    parser.add_argument("--train", type=int, default=4, help="batches of 16 a model")
+    args = parser.parse_args(argv)
+    with threadpool_limits(1):
+        rows = run(args.datasets, args.queries, args.train)
+    print("\n".join(rows))
+    print(f"\n$ PYTHONPATH=service:. python -m loadtests.estimate {shlex.join(sys.argv[1:])}")
+
+
+if __name__ == "__main__":
+    main()

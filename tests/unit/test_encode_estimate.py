@@ -1,0 +1,55 @@
+"""``EmbeddingJobs``' prediction of an encode: each model's own rate, per character of the
+texts it will read."""
+
+from __future__ import annotations
+
+import pytest
+
+from tool_selector.pipeline.jobs import MAX_CHARS, SECONDS_PER_CHAR, EmbeddingJobs, text_chars
+
+
+def test_before_any_measure_the_default_rate_counts_characters() -> None:
+    jobs = EmbeddingJobs()
+    assert jobs.estimate("m", ["a" * 100]) == pytest.approx(100 * SECONDS_PER_CHAR)
+    assert jobs.estimate("m", ["a" * 100, "b" * 400]) == pytest.approx(500 * SECONDS_PER_CHAR)
+    assert jobs.estimate("m", []) == 0.0
+
+
+def test_each_model_has_its_own_rate() -> None:
+    jobs = EmbeddingJobs(seconds_per_char=1e-4)
+    texts = ["x" * 100] * 10  # 1,000 characters
+    jobs.observe("slow", texts, 0.5)  # 5e-4 s a character
+    jobs.observe("fast", texts, 0.05)  # 5e-5
+    assert jobs.estimate("slow", ["y" * 200]) == pytest.approx(0.1)
+    assert jobs.estimate("fast", ["y" * 200]) == pytest.approx(0.01)
+    assert jobs.estimate("other", ["y" * 200]) == pytest.approx(0.02)  # its default
+
+
+def test_a_long_text_costs_more_than_a_short_one() -> None:
+    """What a count of texts missed: ten leaders of 500 characters are predicted five times
+    the cost of ten of 100, at the same measured rate."""
+    jobs = EmbeddingJobs()
+    jobs.observe("m", ["x" * 200] * 16, 0.32)  # 1e-4 s a character
+    assert jobs.estimate("m", ["y" * 500] * 10) == pytest.approx(
+        5 * jobs.estimate("m", ["y" * 100] * 10)
+    )
+
+
+def test_small_batches_and_empty_texts_do_not_move_the_rate() -> None:
+    jobs = EmbeddingJobs()
+    before = jobs.estimate("m", ["a" * 100])
+    jobs.observe("m", ["x" * 100] * 7, 10.0)
+    jobs.observe("m", [""] * 16, 10.0)
+    assert jobs.estimate("m", ["a" * 100]) == before
+
+
+def test_the_first_measure_is_the_rate_and_later_ones_move_it() -> None:
+    jobs = EmbeddingJobs(seconds_per_char=1e-4)
+    jobs.observe("m", ["x" * 100] * 10, 2.0)  # 2e-3 s a character
+    assert jobs.estimate("m", ["a" * 1000]) == pytest.approx(2.0)
+    jobs.observe("m", ["x" * 100] * 10, 1.0)  # 1e-3
+    assert jobs.estimate("m", ["a" * 1000]) == pytest.approx(1.7)
+
+
+def test_a_text_counts_no_more_than_the_models_read() -> None:
+    assert text_chars(["a" * (MAX_CHARS * 5), "bb"]) == MAX_CHARS + 2
