@@ -6,15 +6,16 @@ inline embedding's go / no-go)
 in turn, the rates are first measured as the background jobs measure them: ``--train``
 batches of 16 tool texts a model, MiniLM's then bge-small's (the order a new catalog's jobs
 run in), taken from the set before it in the list (a catalog seen earlier) or from the set
-itself (a catalog being embedded). Then ``--queries`` of the set's real needs are answered
-by a new catalog's static arm (``Selector`` with the static tables, no catalog embedded, the
-shortlist off), and the first ten tools of each answer (what the shortlist would read) are
+itself (a catalog being embedded). Then ``--queries`` of the set's real needs are asked of
+a new catalog (``Selector`` with the static tables, no catalog embedded), the ten tools the
+shortlist arm picks for each are taken where it asks for their vectors, and they are
 encoded, each model's texts in one call as ``ToolVectors.rows`` does, and timed.
 
 Printed per set and source of the rates: how the time taken compares with the prediction
 (taken / predicted: median, 90th percentile, highest, and the share under-predicted) for the
 service's rule (each model's seconds per character) and for the rule before it (one moving
-average of seconds per text over every model's batches, 15 ms before any).
+average of seconds per text over every model's batches, 15 ms before any); and each model's
+rate as measured on the set's own batches.
 """
 
 from __future__ import annotations
@@ -28,20 +29,20 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
 from tool_selector.offline.evaluation.dataset import Dataset, default_bench_dir, load_dataset
 from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.catalog_store import Found
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
-from tool_selector.ranking.fitted import Rules
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 
 BATCH = 16
-LEADERS = 10
 
 
 class PerText:
@@ -86,15 +87,22 @@ def _trained(
 
 
 def _leaders(cold: Selector, data: Dataset, queries: int, seed: int) -> list[list[int]]:
-    """The first ten tools of the static arm's answer to ``queries`` real needs."""
+    """The tools the shortlist arm would read for ``queries`` real needs: the positions it
+    asks ``ToolVectors.rows`` for, taken there (nothing is encoded: the answer stays the
+    static arm's)."""
     needs = [q for q in data.queries if q.gold]
     picked = random.Random(seed).sample(needs, min(queries, len(needs)))
-    entry = cold.entry(ToolSource.of(list(data.tools))).entry
-    out = []
+    asked: list[list[int]] = []
+
+    def taken(
+        encoders: Ensemble, found: Found, positions: npt.NDArray[np.intp], started: float
+    ) -> None:
+        asked.append([int(i) for i in positions])
+
+    cold.vectors.rows = taken  # type: ignore[method-assign]
     for q in picked:
-        answer = cold.select(SearchRequest(pattern=q.text, tools=list(data.tools), top_k=LEADERS))
-        out.append([entry.catalog.positions[n] for n in answer.ranking.names])
-    return out
+        cold.select(SearchRequest(pattern=q.text, tools=list(data.tools)))
+    return asked
 
 
 def _ratios(taken: list[float], predicted: list[float]) -> str:
@@ -112,15 +120,14 @@ def run(names: list[str], queries: int, batches: int) -> list[str]:
         raise SystemExit("needs both models and the static tables")
     jobs = EmbeddingJobs()
     jobs.close(0.0)  # nothing is ever embedded: every answer is the static arm's
-    cold = Selector(
-        encoder=models, static=tables, jobs=jobs, embed_deadline=0.0, rules=Rules(shortlist=0)
-    )
+    cold = Selector(encoder=models, static=tables, jobs=jobs, embed_deadline=0.0)
     sets = [load_dataset(default_bench_dir(), n) for n in names]
     texts = {d.name: _texts(cold, d) for d in sets}
     rows = [
-        "| set | rates from | leaders' chars | ms taken | per character: taken / predicted, "
-        "p50 | p90 | max | under | per text: p50 | p90 | max | under |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| set | rates from | ms a 1,000 characters, each model | leaders' chars | ms taken | "
+        "per character: taken / predicted, p50 | p90 | max | under | per text: p50 | p90 | "
+        "max | under |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for i, data in enumerate(sets):
         leaders = _leaders(cold, data, queries, seed=i)
@@ -134,8 +141,11 @@ def run(names: list[str], queries: int, batches: int) -> list[str]:
                 per_char.append(sum(new.estimate(m, t) for m, t in each.items()))
                 per_text.append(old.estimate(sum(len(t) for t in each.values())))
                 chars.append(sum(len(t) for t in each[models.primary.model_id]) / len(at))
+            rates = " / ".join(
+                f"{1000 * new.estimate(p.model_id, ['x' * 1000]):.0f}" for p in models.parts
+            )
             rows.append(
-                f"| {data.name} | {source} | {np.mean(chars):.0f} | "
+                f"| {data.name} | {source} | {rates} | {np.mean(chars):.0f} | "
                 f"{1000 * np.median(taken):.0f} | "
                 f"{_ratios(taken, per_char)} | {_ratios(taken, per_text)} |"
             )

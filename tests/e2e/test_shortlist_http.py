@@ -28,8 +28,8 @@ TOOLS = [
 @pytest.fixture(scope="module")
 def roomy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     """A service whose requests may wait 1.5 s for embedding: room for ten tools' vectors
-    (each model's, predicted at 0.4 ms a character before any is measured: about 0.15 s
-    for ten of these short texts), not for 513 (about 7 s)."""
+    (predicted at 0.4 ms a character before any is measured: ten of these texts, about
+    46 characters each, 0.18 s a model), not for 513 (9.4 s a model)."""
     env = {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500"}
     proc = start_service(tmp_path_factory.mktemp("roomy"), env)
     yield proc

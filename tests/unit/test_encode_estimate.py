@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fakes import HashingEncoder
+from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.pipeline.jobs import MAX_CHARS, SECONDS_PER_CHAR, EmbeddingJobs, text_chars
+from tool_selector.pipeline.selector import Selector
+from tool_selector_client.wire import SearchRequest, Tool
 
 
 def test_before_any_measure_the_default_rate_counts_characters() -> None:
@@ -53,3 +57,40 @@ def test_the_first_measure_is_the_rate_and_later_ones_move_it() -> None:
 
 def test_a_text_counts_no_more_than_the_models_read() -> None:
     assert text_chars(["a" * (MAX_CHARS * 5), "bb"]) == MAX_CHARS + 2
+    assert text_chars(["a" * 10, "bb"]) == 12
+    jobs = EmbeddingJobs(seconds_per_char=1e-3)
+    assert jobs.estimate("m", ["a" * (MAX_CHARS * 5)]) == pytest.approx(MAX_CHARS * 1e-3)
+    jobs.observe("m", ["a" * (MAX_CHARS * 5)] * 8, 8 * MAX_CHARS * 1e-4)
+    assert jobs.estimate("m", ["b" * 100]) == pytest.approx(100 * 1e-4)
+
+
+def test_no_time_is_no_measure() -> None:
+    """A clock that did not move would make every later encode predicted free, and a free
+    encode fits any deadline."""
+    jobs = EmbeddingJobs()
+    jobs.observe("m", ["x" * 100] * 8, 0.0)
+    assert jobs.estimate("m", ["a" * 100]) == pytest.approx(100 * SECONDS_PER_CHAR)
+
+
+def _tools(description: str) -> list[Tool]:
+    return [Tool(name=f"tool_{i}", description=f"{description} {i}") for i in range(3)]
+
+
+def _first_path(tools: list[Tool]) -> str:
+    """The first answer's path over a new catalog: the model's rate 1 ms a character, the
+    embedding deadline 0.5 s."""
+    jobs = EmbeddingJobs(seconds_per_char=1e-3)
+    selector = Selector(
+        encoder=HashingEncoder(), cache=MemoryCache(1 << 20), jobs=jobs, embed_deadline=0.5
+    )
+    try:
+        return selector.select(SearchRequest(pattern="slack message", tools=tools)).path
+    finally:
+        jobs.close()
+
+
+def test_a_catalog_is_embedded_inline_by_its_length_not_its_count() -> None:
+    """Three tools of short texts (about 0.15 s predicted) are embedded by the request;
+    three of long ones (about 3 s) go to the background, the answer lexical meanwhile."""
+    assert _first_path(_tools("Post a message to a Slack channel")) == "hybrid"
+    assert _first_path(_tools("Post a message to a Slack channel. " * 30)) == "lexical"

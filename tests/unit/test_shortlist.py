@@ -233,10 +233,50 @@ def test_with_minilms_table_alone_minilm_reads_the_leaders(
 
 def test_the_leaders_encode_feeds_each_models_rate(both: Ensemble, tables: Ensemble) -> None:
     """The shortlist's own encode (ten texts a model) is measured like a background batch:
-    the prediction of the next one reads this machine's rate for each model."""
+    the prediction of the next one reads this machine's rate for each model, set by it."""
     selector = cold(both, tables, math.inf, MemoryCache(1 << 24))
-    texts = ["some tool text of a hundred characters, or near enough to it, for the check"] * 4
-    before = [selector.jobs.estimate(p.model_id, texts) for p in both.parts]
+    text = ["x" * 100]
+    assert selector.jobs.estimate(both.primary.model_id, text) == pytest.approx(0.04)
+    timings: list[tuple[str, int, float]] = []
+    observe = selector.jobs.observe
+
+    def seen(model: str, texts: list[str], seconds: float) -> None:
+        timings.append((model, len(texts), seconds))
+        observe(model, texts, seconds)
+
+    selector.jobs.observe = seen  # type: ignore[method-assign]
     selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
-    after = [selector.jobs.estimate(p.model_id, texts) for p in both.parts]
-    assert all(a != b for a, b in zip(after, before, strict=True))
+    assert [(m, n) for m, n, _ in timings] == [(p.model_id, SHORTLIST) for p in both.parts]
+    entry, cache = selector.entry(ToolSource.of(TOOLS)).entry, selector.vectors.shortlist.cache
+    for (model, _, seconds), part in zip(timings, both.parts, strict=True):
+        held = [
+            t
+            for t, v in zip(entry.texts(model), cache.get_many(entry.keys(model)), strict=True)
+            if v is not None
+        ]
+        rate = seconds / sum(map(len, held))
+        assert selector.jobs.estimate(part.model_id, text) == pytest.approx(100 * rate)
+
+
+def test_the_leaders_wait_for_what_their_length_will_cost(both: Ensemble, tables: Ensemble) -> None:
+    """The same deadline has room for ten short leaders and not for ten long ones: the
+    prediction reads their characters (0.4 ms each before any measure)."""
+    short = [Tool(name=t.name, description=t.description) for t in TOOLS]
+    long = [Tool(name=t.name, description=(t.description + ". ") * 12) for t in TOOLS]
+    deadline = 2 * 10 * 90 * 4e-4  # room for ten leaders of 90 characters a model
+    request = [SearchRequest(pattern=PATTERN, tools=tools) for tools in (short, long)]
+    got = [cold(both, tables, deadline, MemoryCache(1 << 24)).select(r) for r in request]
+    assert [o.provenance.arm for o in got] == ["shortlist", "static"]
+
+
+def test_a_filter_leaving_fewer_tools_than_the_shortlist_reads_them_all(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    allowed = ["send_message", "read_file", "get_weather"]
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern=PATTERN, tools=TOOLS, filters=Filters(allow=allowed))
+    outcome = cold(both, tables, math.inf, cache).select(request)
+    assert outcome.provenance.arm == "shortlist"
+    assert outcome.ranking.names[0] == "send_message"
+    assert set(outcome.ranking.names) <= set(allowed)
+    assert len(cache) == 2 * len(allowed)

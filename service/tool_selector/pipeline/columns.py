@@ -17,7 +17,6 @@ from tool_selector.embeddings.encoder import Encoder, Ensemble, weights_digest
 from tool_selector.pipeline.catalog_store import Found
 from tool_selector.pipeline.query_vectors import Ahead, QueryVectors
 from tool_selector.pipeline.tool_vectors import ToolMatrix, ToolVectors
-from tool_selector.ranking.controls import BoolArray
 from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import Rules
 from tool_selector.ranking.fusion import FusionParams
@@ -26,6 +25,7 @@ from tool_selector.ranking.language import reads_foreign
 from tool_selector.ranking.learned import Evidence
 from tool_selector.ranking.ranker import Clause, LexicalReading, Query
 from tool_selector.ranking.steps import clauses, locate
+from tool_selector_client.wire import Filters
 
 #: The ranking path a caller is told (``X-Tool-Selector-Ranking``).
 RankingPath = Literal["hybrid", "static", "lexical"]
@@ -190,9 +190,9 @@ class ArmRequest:
     """One request as the arms read it: its catalog entry, its pattern, when it started
     (the embedding deadline counts from then), the stage timings it adds to, whose
     learned evidence it reads (``scope``; none: no evidence), the query vectors the
-    helper is encoding ahead for it (``ahead``, ``QueryVectors.early``), and the tools the
-    caller's filters leave in (``allowed``; none: no filters; the ranking applies them, the
-    shortlist picks its leaders among them)."""
+    helper is encoding ahead for it (``ahead``, ``QueryVectors.early``), and the caller's
+    filters (none: none sent; the ranking applies them, the shortlist picks its leaders
+    among the tools they leave in)."""
 
     found: Found
     pattern: ReadPattern
@@ -200,7 +200,7 @@ class ArmRequest:
     timings: dict[str, float]
     scope: str | None = None
     ahead: Ahead = field(default_factory=dict)
-    allowed: BoolArray | None = None
+    filters: Filters | None = None
 
 
 class Arm(Protocol):

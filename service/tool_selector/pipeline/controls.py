@@ -39,7 +39,7 @@ def controls_of(
     plain = filters is None and ask.budget is None and ask.min_score is None
     if plain and not context:
         return NO_CONTROLS, {}
-    mask, filtered = filter_mask(ask, entry)
+    mask, filtered = filter_mask(filters, entry)
     budget = ask.budget
     boost, seen = None, None
     if context is not None:
@@ -56,12 +56,14 @@ def controls_of(
     ), filtered
 
 
-def filter_mask(ask: Ask, entry: CatalogEntry) -> tuple[BoolArray | None, dict[str, int]]:
-    """The tools ``ask``'s filters leave in (``None``: no filters) and how many each filter
-    removed, kept on the entry (the shortlist arm reads it first, ``controls_of`` after)."""
-    filters, catalog = ask.filters, entry.catalog
+def filter_mask(
+    filters: Filters | None, entry: CatalogEntry
+) -> tuple[BoolArray | None, dict[str, int]]:
+    """The tools ``filters`` leave in (``None``: no filters) and how many each filter
+    removed, kept on the entry (the shortlist arm may read it first, ``controls_of`` after)."""
     if filters is None:
         return None, {}
+    catalog = entry.catalog
     return entry.memo(("filters", _ENCODE(filters)), lambda: _mask(catalog, filters))
 
 

@@ -25,17 +25,22 @@ _log = logging.getLogger("tool_selector.embedding_jobs")
 
 JobEvent = Literal["inline", "queued", "dropped", "done", "failed"]
 
-#: Seconds per character of tool text before a model's first batch is measured: the slowest
-#: rate seen (bge-small on a 2 GHz AMD EPYC, 0.28-0.37 ms; MiniLM half that). A request
-#: embeds a catalog itself when predicted to fit its deadline: a low guess would overrun it.
+#: Seconds per character of tool text before a model's first batch is measured: above the
+#: slowest rate seen (bge-small on a 2 GHz AMD EPYC, 0.29-0.39 ms; MiniLM about half). A
+#: request embeds a catalog itself when predicted to fit its deadline: a low guess would
+#: overrun it.
 SECONDS_PER_CHAR = 0.0004
-#: Characters of one text counted at most: the models read 256 or 512 tokens of it.
+#: Characters of one text counted at most: bge-small reads 512 tokens of it (about 2,000
+#: characters); MiniLM's 256 make its longest texts predicted above their cost, the safe side.
 MAX_CHARS = 2048
 
 
 def text_chars(texts: list[str]) -> int:
     """The characters of ``texts`` an encode is predicted by (each counted to ``MAX_CHARS``)."""
-    return sum(min(len(t), MAX_CHARS) for t in texts)
+    lengths = list(map(len, texts))
+    if lengths and max(lengths) > MAX_CHARS:
+        return sum(min(n, MAX_CHARS) for n in lengths)
+    return sum(lengths)
 
 
 class Job:
@@ -91,21 +96,22 @@ class EmbeddingJobs:
     def estimate(self, model: str, texts: list[str]) -> float:
         """Predicted seconds for ``model`` to encode ``texts`` on this machine: their
         characters (``text_chars``) at its measured rate. A rate per model, per character:
-        across our sets' tool texts, one in ten of a catalog's encoded together took
-        0.16-0.18 ms a character with MiniLM and 0.28-0.37 with bge-small, against 25-88 ms
-        a text (docs/performance.md, "What the shortlist's prediction reads")."""
+        on our sets' tool texts, batches of ten took 0.17-0.18 ms a character with MiniLM
+        and 0.29-0.39 with bge-small, against 25-88 ms a text (docs/performance.md, "What
+        the prediction reads")."""
         return text_chars(texts) * self._rates.get(model, self._default_rate)
 
     def observe(self, model: str, texts: list[str], seconds: float) -> None:
         """Feed ``model``'s measured encode of ``texts`` into its moving average (batches of
-        8+ texts only: a lone short text's cost is mostly the model's fixed work). The first
-        measure is the rate; later ones move it by 30%."""
+        8+ texts only: a lone short text's cost is mostly the model's fixed work; a time of
+        0 or less is no measure). The first measure is the rate; later ones move it by 30%."""
         chars = text_chars(texts)
-        if len(texts) < 8 or not chars:
+        if len(texts) < 8 or not chars or seconds <= 0:
             return
         measured = seconds / chars
-        rate = self._rates.get(model, measured)  # the first measure replaces the default
-        self._rates[model] = rate + 0.3 * (measured - rate)
+        with self._lock:
+            rate = self._rates.get(model, measured)  # the first measure replaces the default
+            self._rates[model] = rate + 0.3 * (measured - rate)
 
     def claim(self, key: str) -> tuple[Job, bool]:
         """The job for ``key``, and True when the caller created it (and must run or queue it)."""

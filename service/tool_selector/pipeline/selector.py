@@ -34,7 +34,7 @@ from tool_selector.pipeline.columns import (
     read_pattern,
     timed,
 )
-from tool_selector.pipeline.controls import controls_of, filter_mask
+from tool_selector.pipeline.controls import controls_of
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.learned import search_reading
 from tool_selector.pipeline.query_vectors import QueryVectors
@@ -142,8 +142,7 @@ class Selector:
         ahead = encode_early(self.sources, pattern)  # its second model, while we look up
         with timed(timings, "catalog"):
             found = self.entry(ask.tools)
-            allowed, _ = filter_mask(ask, found.entry)
-        asked = ArmRequest(found, pattern, started, timings, ask.scope, ahead, allowed)
+        asked = ArmRequest(found, pattern, started, timings, ask.scope, ahead, ask.filters)
         columns = read_columns(self.arms, asked, self.rules.hybrid)
         with timed(timings, "fuse"):
             context = self.rules.context

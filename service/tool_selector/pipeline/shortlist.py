@@ -16,7 +16,7 @@ answer past the deadline, and one read with the static query vector (no model lo
 models are those the static arm paired its tables with (``arms.paired``: both, or MiniLM
 alone where bge-small's table is missing).
 
-The leaders are picked among the tools the caller's filters leave in (``ArmRequest.allowed``):
+The leaders are picked among the tools the caller's filters leave in (``controls.filter_mask``):
 a denied tool costs no encode and takes no allowed tool's place. Limits: the int8 models' dynamic
 quantization reads each batch, so a leader's vector depends a little on which others were
 encoded with it (an answer may differ in a near tie with what was cached before), and the
@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from tool_selector.embeddings.encoder import Ensemble
 from tool_selector.pipeline.columns import ArmRequest, Columns, Provenance, Sources, timed
+from tool_selector.pipeline.controls import filter_mask
 from tool_selector.ranking.controls import BoolArray
 from tool_selector.ranking.dense import FloatArray, cosine_scores
 from tool_selector.ranking.fusion import fuse
@@ -58,7 +59,8 @@ class ShortlistArm:
             sig = signals(
                 catalog, columns.query, columns.bm25, cosines.scores, params.explained_top
             )
-            picked = _leaders(fuse(sig, params), request.allowed, size)
+            allowed, _ = filter_mask(request.filters, request.found.entry)
+            picked = _leaders(fuse(sig, params), allowed, size)
             found, started = request.found, request.started
             rows = src.tools.rows(models, found, picked, started) if len(picked) else None
             if rows is None:

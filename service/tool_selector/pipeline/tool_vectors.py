@@ -116,9 +116,8 @@ class ToolVectors:
         if matrix is not None:
             return ToolMatrix(matrix, hits=len(entry.catalog))
         cached = self.cache.get_many(entry.keys(model))
-        texts = entry.texts(model)
-        missing = [texts[i] for i, v in enumerate(cached) if v is None]
-        misses, hits = len(missing), len(cached) - len(missing)
+        misses = sum(v is None for v in cached)
+        hits = len(cached) - misses
         if not misses:
             matrix = stack(cached, encoder.dim)
             entry.set_matrix(model, matrix)
@@ -127,6 +126,8 @@ class ToolVectors:
         job, owner = self.jobs.claim(f"{model}\x00{found.key}")
         if not owner:
             return ToolMatrix(None if job.background else job.wait(remaining), hits, misses)
+        texts = entry.texts(model)
+        missing = [texts[i] for i, v in enumerate(cached) if v is None]
         if self.jobs.estimate(model, missing) <= remaining:
             done = self.jobs.run_inline(job, lambda: self.complete(Ensemble.of(encoder), entry))
             return ToolMatrix(done, hits, misses)
@@ -152,7 +153,7 @@ class ToolVectors:
             [entry.texts(p.model_id)[at[j]] for j in g] for p, g in zip(parts, gaps, strict=True)
         ]
         cost = sum(self.jobs.estimate(p.model_id, new) for p, new in zip(parts, texts, strict=True))
-        if cost and cost > deadline - (time.perf_counter() - started):
+        if any(texts) and cost > deadline - (time.perf_counter() - started):
             return None  # nothing to encode needs no time
         for part, own, vectors, places, new in zip(parts, keys, got, gaps, texts, strict=True):
             if new:
