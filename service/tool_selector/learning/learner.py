@@ -144,7 +144,7 @@ class Learner:
             earlier = self.store.recent(shown.scope, shown.caller, _RECENT)
         except LearningUnavailable:  # a flag, not the feedback: the store's add tells
             return False
-        vector = np.frombuffer(shown.vector, dtype=np.float32)
+        vector = shown.unit
         return any(
             not r.called and 0 < shown.at - r.search.at <= RETRY_SECONDS and _near(vector, r.vector)
             for r in earlier

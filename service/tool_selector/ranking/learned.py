@@ -118,6 +118,11 @@ class Shown(msgspec.Struct, array_like=True, frozen=True):
     tools: tuple[str, ...]
     names: tuple[str, ...]
 
+    @property
+    def unit(self) -> FloatArray:
+        """``vector`` read as floats (a view of its bytes)."""
+        return np.frombuffer(self.vector, dtype=np.float32)
+
 
 class Called(msgspec.Struct, array_like=True, frozen=True):
     """A search's feedback, the event the evidence is built from: the search (what it
@@ -130,7 +135,7 @@ class Called(msgspec.Struct, array_like=True, frozen=True):
 
     @property
     def vector(self) -> FloatArray:
-        return np.frombuffer(self.search.vector, dtype=np.float32)
+        return self.search.unit
 
 
 class Evidence:
