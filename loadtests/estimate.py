@@ -2,20 +2,23 @@
 inline embedding's go / no-go)
 
 ``PYTHONPATH=service:. python -m loadtests.estimate [--datasets ...] [--queries 20]
-[--train 4]``: in process, on this machine, one thread as the service encodes. For each set
-in turn, the rates are first measured as the background jobs measure them: ``--train``
-batches of 16 tool texts a model, MiniLM's then bge-small's (the order a new catalog's jobs
-run in), taken from the set before it in the list (a catalog seen earlier) or from the set
-itself (a catalog being embedded). Then ``--queries`` of the set's real needs are asked of
-a new catalog (``Selector`` with the static tables, no catalog embedded), the ten tools the
-shortlist arm picks for each are taken where it asks for their vectors, and they are
-encoded, each model's texts in one call as ``ToolVectors.rows`` does, and timed.
+[--train 4]``: in process, on this machine, one thread a model as the service encodes. For
+each set in turn, the rates are first measured three ways: as a fresh replica measures them
+at start (``start``: ``ToolVectors.calibrate`` on the built-in tools of
+``pipeline.calibration``), and as the background jobs measure them, ``--train`` batches of 16
+tool texts a model, MiniLM's then bge-small's (the order a new catalog's jobs run in), taken
+from the set before it in the list (a catalog seen earlier) or from the set itself (a catalog
+being embedded). Then ``--queries`` of the set's real needs are asked of a new catalog
+(``Selector`` with the static tables, no catalog embedded), the ten tools the shortlist arm
+picks for each are taken where it asks for their vectors, and they are encoded, each model's
+texts in one call, as ``ToolVectors.rows`` does: one model after the other (the helper thread
+taken by another request; predicted by the sum of the models' predictions) and side by side
+(the second model on the helper thread; predicted by the longest).
 
-Printed per set and source of the rates: how the time taken compares with the prediction
-(taken / predicted: median, 90th percentile, highest, and the share under-predicted) for the
-service's rule (each model's seconds per character) and for the rule before it (one moving
-average of seconds per text over every model's batches, 15 ms before any); and each model's
-rate as measured on the set's own batches.
+Printed per set and source of the rates: each model's rate, and how the time taken compares
+with the prediction (taken / predicted: median, 90th percentile, highest, and the share
+under-predicted) both ways. Nothing else runs beside it: in the service a new catalog's
+background job (niced) shares the cores.
 """
 
 from __future__ import annotations
@@ -26,37 +29,27 @@ import random
 import shlex
 import sys
 import time
-from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from tool_selector.embeddings.cache import NullCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
 from tool_selector.offline.evaluation.dataset import Dataset, default_bench_dir, load_dataset
+from tool_selector.pipeline import calibration
 from tool_selector.pipeline.ask import ToolSource
-from tool_selector.pipeline.catalog_store import Found
+from tool_selector.pipeline.catalog_store import CatalogStore, Found
+from tool_selector.pipeline.helper import Helper
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.tool_vectors import ToolVectors
+from tool_selector.ranking.fitted import Rules
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SearchRequest
 
 BATCH = 16
-
-
-class PerText:
-    """The rule before: one moving average of seconds per text, whatever the model."""
-
-    def __init__(self) -> None:
-        self.rate = 0.015
-
-    def observe(self, texts: Sequence[str], seconds: float) -> None:
-        if len(texts) >= 8:
-            self.rate += 0.3 * (seconds / len(texts) - self.rate)
-
-    def estimate(self, texts: int) -> float:
-        return texts * self.rate
 
 
 def _timed(encoder: Encoder, texts: list[str]) -> float:
@@ -74,16 +67,15 @@ def _texts(selector: Selector, data: Dataset) -> dict[str, list[str]]:
 
 def _trained(
     models: Ensemble, texts: dict[str, list[str]], batches: int, seed: int
-) -> tuple[EmbeddingJobs, PerText]:
-    jobs, old, rng = EmbeddingJobs(), PerText(), random.Random(seed)
+) -> EmbeddingJobs:
+    jobs, rng = EmbeddingJobs(), random.Random(seed)
     for part in models.parts:  # MiniLM's job, then bge-small's
         own = texts[part.model_id]
         for _ in range(batches):
             batch = rng.sample(own, min(BATCH, len(own)))
             seconds = _timed(part, batch)
             jobs.observe(part.model_id, batch, seconds)
-            old.observe(batch, seconds)
-    return jobs, old
+    return jobs
 
 
 def _leaders(cold: Selector, data: Dataset, queries: int, seed: int) -> list[list[int]]:
@@ -113,6 +105,33 @@ def _ratios(taken: list[float], predicted: list[float]) -> str:
     )
 
 
+def _calibrated(models: Ensemble) -> EmbeddingJobs:
+    """The rates a fresh replica measures at start (``ToolVectors.calibrate``)."""
+    jobs = EmbeddingJobs()
+    vectors = ToolVectors(
+        NullCache(), CatalogStore(0), jobs, Rules().fields, embed_deadline=0.0, batch_size=BATCH
+    )
+    vectors.calibrate(models, calibration.TOOLS)
+    return jobs
+
+
+def _side_by_side(models: Ensemble, each: dict[str, list[str]], helper: Helper) -> float:
+    """Seconds to encode each model's texts as ``ToolVectors.rows`` does with the helper
+    free: the first model here, the others on the helper thread meanwhile."""
+    first, *rest = models.parts
+    thread = helper.take()
+    assert thread is not None
+    try:
+        began = time.perf_counter()
+        later = [thread.submit(p.encode, each[p.model_id]) for p in rest]
+        first.encode(each[first.model_id])
+        for f in later:
+            f.result()
+        return time.perf_counter() - began
+    finally:
+        helper.leave()
+
+
 def run(names: list[str], queries: int, batches: int) -> list[str]:
     settings = Settings.from_env(os.environ)
     models, tables = encoder_from_settings(settings), static_from_settings(settings)
@@ -123,31 +142,36 @@ def run(names: list[str], queries: int, batches: int) -> list[str]:
     cold = Selector(encoder=models, static=tables, jobs=jobs, embed_deadline=0.0)
     sets = [load_dataset(default_bench_dir(), n) for n in names]
     texts = {d.name: _texts(cold, d) for d in sets}
+    helper = Helper()
     rows = [
-        "| set | rates from | ms a 1,000 characters, each model | leaders' chars | ms taken | "
-        "per character: taken / predicted, p50 | p90 | max | under | per text: p50 | p90 | "
-        "max | under |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| set | rates from | ms a 1,000 characters, each model | leaders' chars | one after "
+        "the other: ms taken | taken / predicted (the sum), p50 | p90 | max | under | side by "
+        "side: ms taken | taken / predicted (the longest), p50 | p90 | max | under |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for i, data in enumerate(sets):
         leaders = _leaders(cold, data, queries, seed=i)
         own = texts[data.name]
-        for source in (sets[i - 1].name, data.name):
-            new, old = _trained(models, texts[source], batches, seed=i)
-            taken, per_char, per_text, chars = [], [], [], []
+        for source in ("start", sets[i - 1].name, data.name):
+            new = (
+                _calibrated(models)
+                if source == "start"
+                else _trained(models, texts[source], batches, seed=i)
+            )
+            turn, side, summed, longest, chars = [], [], [], [], []
             for at in leaders:
                 each = {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
-                taken.append(sum(_timed(p, each[p.model_id]) for p in models.parts))
-                per_char.append(sum(new.estimate(m, t) for m, t in each.items()))
-                per_text.append(old.estimate(sum(len(t) for t in each.values())))
+                turn.append(sum(_timed(p, each[p.model_id]) for p in models.parts))
+                side.append(_side_by_side(models, each, helper))
+                predicted = [new.estimate(m, t) for m, t in each.items()]
+                summed.append(sum(predicted))
+                longest.append(max(predicted))
                 chars.append(sum(len(t) for t in each[models.primary.model_id]) / len(at))
-            rates = " / ".join(
-                f"{1000 * new.estimate(p.model_id, ['x' * 1000]):.0f}" for p in models.parts
-            )
+            rates = " / ".join(f"{1e6 * new.rate(p.model_id):.0f}" for p in models.parts)
             rows.append(
                 f"| {data.name} | {source} | {rates} | {np.mean(chars):.0f} | "
-                f"{1000 * np.median(taken):.0f} | "
-                f"{_ratios(taken, per_char)} | {_ratios(taken, per_text)} |"
+                f"{1000 * np.median(turn):.0f} | {_ratios(turn, summed)} | "
+                f"{1000 * np.median(side):.0f} | {_ratios(side, longest)} |"
             )
     return rows
 

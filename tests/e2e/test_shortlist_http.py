@@ -4,6 +4,7 @@ said as such in the headers and the search's log line."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,9 +29,9 @@ TOOLS = [
 @pytest.fixture(scope="module")
 def roomy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     """A service whose requests may wait 1.5 s for embedding: room for ten tools' vectors
-    (predicted at 0.4 ms a character before any is measured: ten of these texts, about
+    (predicted at 0.4 ms a character, no rate measured at start: ten of these texts, about
     46 characters each, 0.18 s a model), not for 513 (9.4 s a model)."""
-    env = {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500"}
+    env = {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500", "TOOL_SELECTOR_CALIBRATE_ENCODE": "false"}
     proc = start_service(tmp_path_factory.mktemp("roomy"), env)
     yield proc
     proc.stop()
@@ -65,7 +66,11 @@ def test_the_first_answer_is_the_models_reading_of_the_static_leaders(
 
 
 def test_with_the_shortlist_off_the_static_arm_answers(tmp_path: Path) -> None:
-    env = {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500", "TOOL_SELECTOR_SHORTLIST_TOOLS": "0"}
+    env = {
+        "TOOL_SELECTOR_EMBED_DEADLINE_MS": "1500",
+        "TOOL_SELECTOR_SHORTLIST_TOOLS": "0",
+        "TOOL_SELECTOR_CALIBRATE_ENCODE": "false",
+    }
     proc = start_service(tmp_path, env)
     try:
         body = {"pattern": "post a note in the team chat room", "tools": TOOLS, "top_k": 3}
@@ -77,3 +82,19 @@ def test_with_the_shortlist_off_the_static_arm_answers(tmp_path: Path) -> None:
         assert ranking["embedded"] == "none"
     finally:
         proc.stop()
+
+
+RATES = re.compile(r"encode rates measured at start, microseconds a character: (.+)")
+
+
+def test_the_service_measures_each_models_rate_at_start(
+    service: ServiceProcess, roomy: ServiceProcess
+) -> None:
+    """At embedded defaults each model is timed before the replica is ready, and its rate
+    logged; with ``TOOL_SELECTOR_CALIBRATE_ENCODE=false`` (``roomy``) nothing is timed."""
+    found = RATES.search(service.log())
+    assert found is not None, service.log()[-2000:]
+    rates = dict(part.rsplit(" ", 1) for part in found.group(1).split(", "))
+    assert list(rates) == [MINILM.model_id, BGE_SMALL.model_id]
+    assert all(float(r) > 0 for r in rates.values())
+    assert RATES.search(roomy.log()) is None

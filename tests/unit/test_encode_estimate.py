@@ -3,12 +3,18 @@ texts it will read."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
 import pytest
 
 from tests.fakes import HashingEncoder
 from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.encoder import Ensemble
+from tool_selector.pipeline import calibration
 from tool_selector.pipeline.jobs import MAX_CHARS, SECONDS_PER_CHAR, EmbeddingJobs, text_chars
 from tool_selector.pipeline.selector import Selector
+from tool_selector.ranking.dense import FloatArray
 from tool_selector_client.wire import SearchRequest, Tool
 
 
@@ -94,3 +100,40 @@ def test_a_catalog_is_embedded_inline_by_its_length_not_its_count() -> None:
     three of long ones (about 3 s) go to the background, the answer lexical meanwhile."""
     assert _first_path(_tools("Post a message to a Slack channel")) == "hybrid"
     assert _first_path(_tools("Post a message to a Slack channel. " * 30)) == "lexical"
+
+
+class Timed(HashingEncoder):
+    """Records each call's texts; each takes ``seconds`` a character (``time.sleep``)."""
+
+    def __init__(self, model_id: str, seconds: float) -> None:
+        super().__init__()
+        self.model_id, self.seconds = model_id, seconds
+        self.texts_seen: list[list[str]] = []
+
+    def encode(self, texts: Sequence[str]) -> FloatArray:
+        self.texts_seen.append(list(texts))
+        time.sleep(self.seconds * sum(map(len, texts)))
+        return self._vectors(texts)
+
+
+def test_calibration_sets_each_models_rate_from_its_own_texts() -> None:
+    """``ToolVectors.calibrate``: each model warms on two texts, then its sixteen texts of
+    the built-in tools are timed and set its rate; nothing is stored, cached or queued."""
+    first, second = Timed("first", 2e-5), Timed("second", 1e-4)
+    cache = MemoryCache(1 << 20)
+    selector = Selector(encoder=Ensemble((first, second)), cache=cache)
+    selector.vectors.calibrate(Ensemble((first, second)), calibration.TOOLS)
+    for part in (first, second):
+        assert [len(c) for c in part.texts_seen] == [2, 16]
+        assert part.texts_seen[1][:2] == part.texts_seen[0]
+    assert first.texts_seen[1][0].endswith(
+        "Parameters: repo The repo. title The title. body The body."
+    )
+    assert "Parameters" not in " ".join(second.texts_seen[1])  # bge-small's text: no parameters
+    chars = [text_chars(p.texts_seen[1]) for p in (first, second)]
+    assert 1_500 < chars[1] < chars[0] < 4_000  # most of our sets' lengths
+    rates = [selector.jobs.rate(p.model_id) for p in (first, second)]
+    assert rates[0] >= 2e-5  # each slept at least that long
+    assert rates[1] >= 1e-4
+    assert SECONDS_PER_CHAR not in rates  # measured, not the default
+    assert (len(cache), len(selector.catalogs), selector.jobs.depth) == (0, 0, 0)

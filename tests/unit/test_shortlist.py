@@ -4,6 +4,8 @@ models themselves for the static arm's leaders, within the embedding deadline.""
 from __future__ import annotations
 
 import math
+import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,7 +64,8 @@ def cold(
     rules: Rules | None = None,
 ) -> Selector:
     """Answers every catalog from the static arm (no model ever embeds its catalogs), with
-    ``deadline`` seconds for the shortlist's vectors, kept in ``cache``."""
+    ``deadline`` seconds for the shortlist's vectors, read from and kept in ``cache`` (the
+    service keeps them apart: ``test_the_catalogs_matrix_is_its_own_batches``)."""
     jobs = EmbeddingJobs()
     jobs.close(0.0)
     return Selector(
@@ -71,7 +74,7 @@ def cold(
         jobs=jobs,
         embed_deadline=0.0,
         rules=rules or Rules(),
-        shortlist=Shortlist(deadline, cache),
+        shortlist=Shortlist(deadline, cache, cache),
     )
 
 
@@ -96,7 +99,7 @@ def test_the_leaders_are_ranked_by_the_models_own_cosines(both: Ensemble, tables
     assert before.name == "send_message"
     assert got == pytest.approx(exact @ query, abs=0.01)
     assert abs(before.dense_similarity - got) > 0.05
-    # the shortlist's vectors are cached under each model's id: the background job finds them
+    # the shortlist's vectors are kept under each model's id: the next request finds them
     assert len(cache) == 2 * Rules().shortlist
 
 
@@ -246,9 +249,13 @@ def test_the_leaders_encode_feeds_each_models_rate(both: Ensemble, tables: Ensem
 
     selector.jobs.observe = seen  # type: ignore[method-assign]
     selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
-    assert [(m, n) for m, n, _ in timings] == [(p.model_id, SHORTLIST) for p in both.parts]
+    # side by side, so either may be timed first
+    assert sorted((m, n) for m, n, _ in timings) == sorted(
+        (p.model_id, SHORTLIST) for p in both.parts
+    )
     entry, cache = selector.entry(ToolSource.of(TOOLS)).entry, selector.vectors.shortlist.cache
-    for (model, _, seconds), part in zip(timings, both.parts, strict=True):
+    for model, _, seconds in timings:
+        part = next(p for p in both.parts if p.model_id == model)
         held = [
             t
             for t, v in zip(entry.texts(model), cache.get_many(entry.keys(model)), strict=True)
@@ -280,3 +287,94 @@ def test_a_filter_leaving_fewer_tools_than_the_shortlist_reads_them_all(
     assert outcome.ranking.names[0] == "send_message"
     assert set(outcome.ranking.names) <= set(allowed)
     assert len(cache) == 2 * len(allowed)
+
+
+TEN = [Tool(name=t.name, description=(t.description + ". ") * 6) for t in TOOLS[:7] + TOOLS[-3:]]
+
+
+class Threads:
+    """Records the thread each model encodes ten texts in, the leaders (wraps its
+    ``encode``; a query vector is one text)."""
+
+    def __init__(self, both: Ensemble) -> None:
+        self.seen: list[tuple[str, str]] = []
+        for part in both.parts:
+            encode = part.encode
+
+            def recorded(texts: list[str], _e: Any = encode, _m: str = part.model_id) -> Any:
+                if len(texts) == SHORTLIST:
+                    self.seen.append((_m, threading.current_thread().name))
+                return _e(texts)
+
+            object.__setattr__(part, "encode", recorded)
+
+
+def test_the_models_encode_the_leaders_side_by_side(tables: Ensemble) -> None:
+    """MiniLM in the request's thread, bge-small on the helper meanwhile; the same vectors
+    as one after the other, and the helper free after."""
+    both = encoder_from_settings(Settings())  # its own: its parts' encode are wrapped
+    assert isinstance(both, Ensemble)
+    threads = Threads(both)
+    request = SearchRequest(pattern=PATTERN, tools=TEN)
+    side = cold(both, tables, math.inf, MemoryCache(1 << 24))
+    got = side.select(request)
+    first, second = (p.model_id for p in both.parts)
+    here = threading.current_thread().name
+    assert sorted(threads.seen) == [(first, here), (second, "query-encode_0")]
+    helper = side.query_vectors.helper
+    assert helper is side.vectors.helper
+    assert helper.take() is not None  # left once the leaders were read
+    alone = cold(both, tables, math.inf, MemoryCache(1 << 24))
+    assert alone.query_vectors.helper.take() is not None  # another request is encoding
+    threads.seen.clear()
+    one_by_one = alone.select(request)
+    assert threads.seen == [(first, here), (second, here)]
+    assert (got.provenance.arm, one_by_one.provenance.arm) == ("shortlist", "shortlist")
+    assert got.ranking == one_by_one.ranking
+
+
+def test_side_by_side_the_longest_models_prediction_is_the_cost(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    """A deadline with room for the longer model's leaders but not for both in turn: the
+    shortlist reads them when the helper is free, and not while another request holds it."""
+    request = SearchRequest(pattern=PATTERN, tools=TEN)
+    probe = cold(both, tables, 0.0, MemoryCache(1 << 24))
+    entry = probe.entry(ToolSource.of(TEN)).entry
+    costs = [probe.jobs.estimate(p.model_id, entry.texts(p.model_id)) for p in both.parts]
+    assert len(entry.catalog) == SHORTLIST  # the leaders are every tool
+    deadline = max(costs) + min(costs) / 2
+    cache = MemoryCache(1 << 24)
+    busy = cold(both, tables, deadline, cache)
+    assert busy.query_vectors.helper.take() is not None  # another request is encoding
+    assert busy.select(request).provenance.arm == "static"
+    assert len(cache) == 0  # nothing encoded
+    free = cold(both, tables, deadline, cache).select(request)
+    assert free.provenance.arm == "shortlist"
+    assert len(cache) == 2 * SHORTLIST
+
+
+def test_the_catalogs_matrix_is_its_own_batches(both: Ensemble, tables: Ensemble) -> None:
+    """As the service wires it (``Shortlist(deadline, cache)``): the leaders' vectors are kept
+    apart from the catalogs' cache, the next request reads them from there, and the catalog
+    embedded after is the one an in-process run embeds (a batch of ten's int8 vectors differ
+    a little from a catalog batch's)."""
+    cache = MemoryCache(1 << 24)
+    jobs = EmbeddingJobs()
+    jobs.close(0.0)
+    shortlist = Shortlist(math.inf, cache)
+    selector = Selector(
+        encoder=both, static=tables, jobs=jobs, embed_deadline=0.0, shortlist=shortlist
+    )
+    request = SearchRequest(pattern=PATTERN, tools=TOOLS)
+    first = selector.select(request)
+    assert first.provenance.arm == "shortlist"
+    assert (len(cache), len(shortlist.kept)) == (0, 2 * SHORTLIST)
+    nothing = Shortlist(0.0, cache, shortlist.kept)  # no time: what is kept, or nothing
+    again = Selector(encoder=both, static=tables, jobs=jobs, embed_deadline=0.0, shortlist=nothing)
+    assert again.select(request).provenance.arm == "shortlist"
+    _, matrix = selector.vectors.embedded(TOOLS, selector.encoders)
+    _, fresh = Selector(encoder=both, cache=MemoryCache(1 << 24)).vectors.embedded(TOOLS, both)
+    assert matrix is not None
+    assert fresh is not None
+    np.testing.assert_array_equal(matrix, fresh)

@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 from tool_selector.embeddings.factory import multilingual_from_settings, static_from_settings
 from tool_selector.errors import ConfigError, EmbeddingStopped
 from tool_selector.http.state import AppState
+from tool_selector.pipeline import calibration
 from tool_selector.pipeline.warmup import warm_up
 
 
@@ -26,6 +27,7 @@ def load_encoder(state: AppState) -> None:
         return
     load_multilingual(state)
     limit_blas_threads(state.settings.blas_threads)  # again: the encoder may load a BLAS
+    calibrate(state)
     if state.settings.warmup_file:
         try:
             warm_up(state.selector, Path(state.settings.warmup_file))
@@ -38,6 +40,24 @@ def load_encoder(state: AppState) -> None:
             return
     settle_heap()
     state.ready.set()
+
+
+def calibrate(state: AppState) -> None:
+    """Measure each model's encode rate now (``pipeline.calibration``), so a fresh replica
+    predicts what a request may encode by this machine's speed, not the slowest seen."""
+    selector = state.selector
+    encoders = selector.encoders
+    if encoders is None or not state.settings.calibrate_encode:
+        return
+    try:
+        selector.vectors.calibrate(encoders, calibration.TOOLS)
+    except Exception:  # a measure, not a need: the default rate stands
+        state.logger.exception("encode rates not measured; predicting with the default")
+        return
+    rates = ", ".join(
+        f"{p.model_id} {1e6 * selector.jobs.rate(p.model_id):.1f}" for p in encoders.parts
+    )
+    state.logger.info("encode rates measured at start, microseconds a character: %s", rates)
 
 
 def load_multilingual(state: AppState) -> None:

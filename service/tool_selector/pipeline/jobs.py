@@ -101,6 +101,11 @@ class EmbeddingJobs:
         the prediction reads")."""
         return text_chars(texts) * self._rates.get(model, self._default_rate)
 
+    def rate(self, model: str) -> float:
+        """``model``'s seconds per character now (the default before any measure)."""
+        with self._lock:
+            return self._rates.get(model, self._default_rate)
+
     def observe(self, model: str, texts: list[str], seconds: float) -> None:
         """Feed ``model``'s measured encode of ``texts`` into its moving average (batches of
         8+ texts only: a lone short text's cost is mostly the model's fixed work; a time of

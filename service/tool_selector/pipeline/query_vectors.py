@@ -2,8 +2,8 @@
 
 ``QueryVectors.vector`` gives a pattern's vector (one per window for a long pattern,
 ``ranking.dense.windows``) for an ensemble: each part's from the cache under its own model
-id, or encoded as a query (``encode_query``); the parts after the first on a helper thread
-while no other request is encoding (ONNX Runtime leaves the GIL, so the idle core takes them).
+id, or encoded as a query (``encode_query``); the parts after the first on the helper thread
+(``pipeline.helper``) while no other request is encoding.
 With the spans of a multi-step pattern's clauses, the same forward pass reads the clauses'
 vectors into the cache too (``step_vectors``).
 
@@ -17,13 +17,13 @@ either way.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 
 from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query
+from tool_selector.pipeline.helper import Helper
 from tool_selector.pipeline.step_vectors import QueryCache, Spans, read_spans, wants_spans
 from tool_selector.ranking.dense import FloatArray, windows
 
@@ -36,12 +36,12 @@ Meanwhile = Callable[[FloatArray], None]
 
 
 class QueryVectors:
-    """Query vectors by (model id, pattern) in ``cache`` (thread-safe)."""
+    """Query vectors by (model id, pattern) in ``cache`` (thread-safe); ``helper``: the
+    thread the later parts are encoded on (shared with the shortlist's encodes)."""
 
-    def __init__(self, cache: QueryCache) -> None:
+    def __init__(self, cache: QueryCache, helper: Helper | None = None) -> None:
         self.cache = cache
-        self._helper: ThreadPoolExecutor | None = None
-        self._encoding, self._lock = 0, threading.Lock()
+        self.helper = Helper() if helper is None else helper
 
     def vector(
         self,
@@ -121,18 +121,16 @@ class QueryVectors:
         rest = [p for p in encoders.parts[1:] if self.cache.get((p.model_id, pattern)) is None]
         if not rest:
             return {}
-        with self._lock:
-            if self._encoding:
-                return {}
-            self._encoding += 1
-            helper = self._pool()
+        helper = self.helper.take()
+        if helper is None:
+            return {}
         ahead: Ahead = {}
         try:
             for n, part in enumerate(rest, 1):
                 read = self._read if n < len(rest) else self._read_and_settle
                 ahead[_key(part, pattern, spans)] = helper.submit(read, part, pattern, spans)
         except RuntimeError:  # the helper is shut down: the last never ran
-            self._settle()
+            self.helper.leave()
             return {}
         return ahead
 
@@ -144,17 +142,7 @@ class QueryVectors:
         try:
             return self._read(encoder, pattern, spans)
         finally:
-            self._settle()
-
-    def _settle(self) -> None:
-        with self._lock:
-            self._encoding -= 1
-
-    def _pool(self) -> ThreadPoolExecutor:
-        """The helper thread (made on first use; call under the lock)."""
-        if self._helper is None:
-            self._helper = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
-        return self._helper
+            self.helper.leave()
 
     def _parts(
         self,
@@ -171,9 +159,7 @@ class QueryVectors:
         first, rest = encoders.parts[0], encoders.parts[1:]
         if not rest:
             return [self._first(first, pattern, spans, ahead, meanwhile)]
-        with self._lock:
-            self._encoding += 1
-            helper = self._pool() if self._encoding == 1 else None
+        helper = self.helper.enter()
         try:
             if helper is None:
                 got = self._first(first, pattern, spans, ahead, meanwhile)
@@ -182,7 +168,7 @@ class QueryVectors:
             got = self._first(first, pattern, spans, ahead, meanwhile)
             return [got, *(f.result() for f in later)]
         finally:
-            self._settle()
+            self.helper.leave()
 
     def _first(
         self,

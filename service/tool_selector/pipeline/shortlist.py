@@ -4,9 +4,10 @@ as a fully embedded catalog ranks its leaders.
 The static arm ranks every tool from the static tables (``pipeline.arms.StaticArm``). The
 first ``Rules.shortlist`` tools of its fused order are then read by the models themselves:
 their vectors from the caches, or encoded now when the request's embedding deadline has room
-for them all (``ToolVectors.rows``; cached, so the background job that embeds the whole
-catalog finds them when it reads the cache after). The answer is fused with the hybrid rules
-over the models' cosines: the shortlisted tools' own, the others' estimated from their
+for them all (``ToolVectors.rows``: the models side by side when the helper thread is free;
+kept apart from the catalogs' cache for the next requests, so the background job embeds the
+whole catalog in its own batches, as an in-process run does). The answer is fused with the
+hybrid rules over the models' cosines: the shortlisted tools' own, the others' estimated from their
 static cosines by the line through the shortlisted pairs and never above the lowest
 shortlisted one, so the signals that read the whole column (its z-scores, its ranks) read a
 whole catalog and no tool below the shortlist climbs above it on its estimate. A multi-step
@@ -19,8 +20,7 @@ alone where bge-small's table is missing).
 The leaders are picked among the tools the caller's filters leave in (``controls.filter_mask``):
 a denied tool costs no encode and takes no allowed tool's place. Limits: the int8 models' dynamic
 quantization reads each batch, so a leader's vector depends a little on which others were
-encoded with it (an answer may differ in a near tie with what was cached before), and the
-vectors it caches feed the catalog's matrix later, as a background batch's do.
+encoded with it (an answer may differ in a near tie with the catalog's embedded vectors).
 """
 
 from __future__ import annotations

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from tool_selector.embeddings.cache import EmbeddingCache
+from tool_selector.embeddings.cache import EmbeddingCache, MemoryCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.embeddings.static import static_text
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
+from tool_selector.pipeline.helper import Helper
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog
@@ -35,14 +37,24 @@ from tool_selector_client.wire import Tool
 DEFAULT_BATCH = 16
 
 
+#: Bytes of the shortlist's own vectors kept (``Shortlist.kept``): about 2,700 vectors of
+#: 384 floats, the leaders of 130 catalogs.
+SHORTLIST_BYTES = 4 << 20
+
+
 @dataclass(frozen=True, slots=True)
 class Shortlist:
     """Where the shortlist arm's vectors of a new catalog's leaders come from (``rows``):
-    the seconds a request may wait for them, counted from its start, and the cache they are
-    read from and kept in."""
+    the seconds a request may wait for them, counted from its start; the cache they are read
+    from (the vectors the catalogs' jobs embedded); and ``kept``, where the vectors it
+    encodes are kept for the next requests, apart: the int8 models' dynamic quantization
+    reads each batch, so a leader's vector from a batch of ten differs a little from the
+    one a catalog's batch gives, and a catalog's matrix is made of its own batches' vectors
+    only (the same as an in-process run makes them), whatever was shortlisted before."""
 
     deadline: float
     cache: EmbeddingCache
+    kept: EmbeddingCache = field(default_factory=lambda: MemoryCache(SHORTLIST_BYTES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +72,8 @@ class ToolVectors:
 
     ``embed_deadline`` (seconds) bounds the embedding work one request may wait for; past
     it the work is queued on ``jobs``. ``batch_size`` texts are encoded at a time.
+    ``helper``: the thread a second model encodes the shortlist's leaders on (``rows``),
+    shared with the query vectors' (``QueryVectors``).
     """
 
     def __init__(
@@ -72,8 +86,10 @@ class ToolVectors:
         embed_deadline: float,
         batch_size: int,
         shortlist: Shortlist | None = None,
+        helper: Helper | None = None,
     ) -> None:
         self.cache, self.catalogs, self.jobs, self.fields = cache, catalogs, jobs, fields
+        self.helper = Helper() if helper is None else helper
         self.embed_deadline = embed_deadline
         self.shortlist = Shortlist(embed_deadline, cache) if shortlist is None else shortlist
         self.batch_size = max(1, batch_size)
@@ -84,9 +100,19 @@ class ToolVectors:
         tool's name, description and search text (``static_text``), not its parameters
         (docs/quality.md, "What the second encoder reads of a tool, and the bar's reach")."""
         found = self.catalogs.find(tools, self._build)
-        for part in encoders.parts[1:] if encoders is not None else ():
-            found.entry.read_as(part.model_id, static_text)
+        _read_as(found.entry, encoders)
         return found
+
+    def calibrate(self, encoders: Ensemble, tools: list[Tool]) -> None:
+        """Measure each model's rate on ``tools``' texts (``pipeline.calibration``): one
+        encode to warm its session, then one timed and fed to the jobs' prediction. The
+        catalog is built apart: nothing is stored or cached."""
+        entry = CatalogEntry.of(self._build(tools))
+        _read_as(entry, encoders)
+        for part in encoders.parts:
+            texts = entry.texts(part.model_id)
+            part.encode(texts[:2])
+            self._encode(part, texts)
 
     def _build(self, tools: list[Tool]) -> Catalog:
         return build_catalog(tools, self.fields)
@@ -138,27 +164,61 @@ class ToolVectors:
         self, encoders: Ensemble, found: Found, positions: npt.NDArray[np.intp], started: float
     ) -> list[FloatArray] | None:
         """Each model's vectors of the tools at ``positions`` (``Selector``'s shortlist): the
-        entry's matrix rows or the shortlist's cache, the rest encoded now and cached when
-        all of them are predicted to fit its deadline (counted from ``started``); none past
-        it (nothing encoded)."""
-        deadline, cache, entry = self.shortlist.deadline, self.shortlist.cache, found.entry
+        entry's matrix rows, the catalogs' cache's or the shortlist's own, the rest encoded
+        now and kept (``Shortlist.kept``) when all of them are predicted to fit its deadline
+        (counted from ``started``); none past it (nothing encoded). With the helper thread
+        free the models encode side by side and the longest one's prediction is the cost;
+        else one after another, the sum."""
+        deadline, kept, entry = self.shortlist.deadline, self.shortlist.kept, found.entry
         parts, at = encoders.parts, [int(i) for i in positions]
         keys = [[each[i] for i in at] for each in (entry.keys(p.model_id) for p in parts)]
         got: list[list[FloatArray | None]] = []
         for part, own in zip(parts, keys, strict=True):
             matrix = entry.matrix(part.model_id)
-            got.append(list(matrix[at]) if matrix is not None else cache.get_many(own))
+            got.append(list(matrix[at]) if matrix is not None else self._cached(own))
         gaps = [[j for j, v in enumerate(vectors) if v is None] for vectors in got]
         texts = [
             [entry.texts(p.model_id)[at[j]] for j in g] for p, g in zip(parts, gaps, strict=True)
         ]
-        cost = sum(self.jobs.estimate(p.model_id, new) for p, new in zip(parts, texts, strict=True))
-        if any(texts) and cost > deadline - (time.perf_counter() - started):
-            return None  # nothing to encode needs no time
-        for part, own, vectors, places, new in zip(parts, keys, got, gaps, texts, strict=True):
-            if new:
-                _keep(cache, own, vectors, places, self._encode(part, new))
+        todo = [i for i, new in enumerate(texts) if new]
+        helper = self.helper.take() if len(todo) > 1 else None
+        try:
+            costs = [self.jobs.estimate(parts[i].model_id, texts[i]) for i in todo]
+            cost = max(costs, default=0.0) if helper is not None else sum(costs)
+            if todo and cost > deadline - (time.perf_counter() - started):
+                return None  # nothing to encode needs no time
+            for i, fresh in self._side_by_side(parts, texts, todo, helper).items():
+                _keep(kept, keys[i], got[i], gaps[i], fresh)
+        finally:
+            if helper is not None:
+                self.helper.leave()
         return [stack(vectors, part.dim) for part, vectors in zip(parts, got, strict=True)]
+
+    def _cached(self, keys: list[bytes]) -> list[FloatArray | None]:
+        """The shortlist's vectors of ``keys``: the catalogs' cache's, else its own."""
+        got = self.shortlist.cache.get_many(keys)
+        gaps = [j for j, v in enumerate(got) if v is None]
+        if gaps and self.shortlist.kept is not self.shortlist.cache:
+            for j, v in zip(
+                gaps, self.shortlist.kept.get_many([keys[j] for j in gaps]), strict=True
+            ):
+                got[j] = v
+        return got
+
+    def _side_by_side(
+        self,
+        parts: tuple[Encoder, ...],
+        texts: list[list[str]],
+        todo: list[int],
+        helper: ThreadPoolExecutor | None,
+    ) -> dict[int, FloatArray]:
+        """The vectors of ``texts[i]`` by ``parts[i]`` for each ``i`` in ``todo``: the first
+        in this thread, the others on ``helper`` meanwhile (without it, here in turn)."""
+        later = (
+            {i: helper.submit(self._encode, parts[i], texts[i]) for i in todo[1:]} if helper else {}
+        )
+        fresh = {i: self._encode(parts[i], texts[i]) for i in todo if i not in later}
+        return fresh | {i: f.result() for i, f in later.items()}
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry
@@ -261,6 +321,12 @@ class ToolVectors:
             return entry.catalog, None
         matrix = entry.matrix(encoders.model_id)
         return entry.catalog, matrix if matrix is not None else self.complete(encoders, entry)
+
+
+def _read_as(entry: CatalogEntry, encoders: Ensemble | None) -> None:
+    """Each part after the first reads ``static_text`` of a tool (``ToolVectors.entry``)."""
+    for part in encoders.parts[1:] if encoders is not None else ():
+        entry.read_as(part.model_id, static_text)
 
 
 def _keep(
