@@ -4,6 +4,7 @@ folder and a real Redis process, as Litestar tests its stores over one fixture."
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import threading
@@ -22,7 +23,7 @@ from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable
 from tool_selector.learning import dir_store, redis_store
 from tool_selector.learning.dir_store import DirStore
-from tool_selector.learning.records import ENCODE, Called, Shown
+from tool_selector.learning.records import ENCODE, SHOWN, Called, Shown
 from tool_selector.learning.redis_store import RedisStore
 from tool_selector.learning.store import Bounds, LearnStore, MemoryStore, OnDrop
 
@@ -345,7 +346,7 @@ def test_the_searches_file_stays_near_what_the_search_ttl_keeps(
     monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
     now = [1_000.0]
     bounds = Bounds(ttl=10, max_searches=10_000, max_events=20)
-    store = DirStore(tmp_path, bounds, clock=lambda: now[0])
+    store = DirStore(tmp_path, bounds, clock=lambda: now[0], rewrite=at_once)
     for i in range(200):
         now[0] = 1_000.0 + i  # one search a second: ten within the TTL
         store.remember(shown(i, at=now[0]))
@@ -354,6 +355,66 @@ def test_the_searches_file_stays_near_what_the_search_ttl_keeps(
     again = DirStore(tmp_path, bounds, clock=lambda: now[0])
     assert again.recall(f"{199:032x}") == shown(199, at=1_199.0)
     assert again._memory.kept() == 11  # the searches at 1,189 to 1,199 s
+
+
+def at_once(job: Callable[[], None]) -> None:
+    """``DirStore``'s rewrite of ``searches.bin`` run in the search that made it due."""
+    job()
+
+
+def test_the_searches_file_is_rewritten_beside_the_searches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search that makes the rewrite due hands it over and goes on; searches remembered
+    while it writes land in the old file and in the new one; a restart finds them all."""
+    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
+    now = [1_000.0]
+    bounds = Bounds(ttl=10, max_searches=10_000, max_events=20)
+    held: list[Callable[[], None]] = []
+    store = DirStore(tmp_path, bounds, clock=lambda: now[0], rewrite=held.append)
+    for i in range(40):
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+    assert len(held) == 1  # due once, handed over, not run: the searches went on
+    on_disk = sum(1 for _ in dir_store._records(tmp_path / "searches.bin"))
+    assert on_disk == 40  # every search appended meanwhile
+    held[0]()
+    again = DirStore(tmp_path, bounds, clock=lambda: now[0])
+    assert sum(1 for _ in dir_store._records(tmp_path / "searches.bin")) < 40
+    assert again._memory.kept() == 11  # the searches at 1,029 to 1,039 s, three of them
+    assert again.recall(f"{39:032x}") == shown(39, at=1_039.0)  # remembered after the snapshot
+    for i in range(40, 48):  # due again: the next rewrite is handed over
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+    assert len(held) == 2
+
+
+def test_a_failed_rewrite_keeps_the_old_file_and_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
+    now = [1_000.0]
+    bounds = Bounds(ttl=10, max_searches=10_000, max_events=20)
+    held: list[Callable[[], None]] = []
+    store = DirStore(tmp_path, bounds, clock=lambda: now[0], rewrite=held.append)
+    for i in range(30):
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as disk:
+        disk.setattr(dir_store.os, "fsync", full)
+        held[0]()
+    assert "searches.bin not rewritten: No space left on device" in caplog.text
+    assert sum(1 for _ in dir_store._records(tmp_path / "searches.bin")) == 30
+    for i in range(30, 40):  # fewer than the kept searches again: no new try yet
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+    assert len(held) == 1
+    again = DirStore(tmp_path, bounds, clock=lambda: now[0])
+    assert again.recall(f"{39:032x}") == shown(39, at=1_039.0)
 
 
 class Calls:
@@ -573,3 +634,12 @@ def test_the_learning_memory_benchmark_prints_each_size(
     assert "command: python -m loadtests.learnmemory" in printed
     sizes = [float(line.split(":")[1].split()[0]) for line in printed.splitlines()[:5]]
     assert all(size > 1.0 for size in sizes)  # each holds a 1.5 KB vector at least
+
+
+def test_remembered_searches_and_feedback_are_not_tracked_by_the_collector() -> None:
+    """A replica keeps up to 100,000 searches: the garbage collector must not walk them
+    (``gc=False``; nothing in them can form a cycle)."""
+    search = shown(1, at=1.0)
+    assert not gc.is_tracked(search)
+    assert not gc.is_tracked(called(1))
+    assert not gc.is_tracked(SHOWN.decode(ENCODE(search)))  # as read back from disk or Redis

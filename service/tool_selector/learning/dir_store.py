@@ -6,7 +6,11 @@ feedback is acknowledged, so an acknowledged feedback survives a restart:
 - ``searches.bin``: remembered searches (``Shown``), rewritten from the ones still kept
   (``max_searches`` at most, none older than the search TTL) once it holds twice as many
   (``REWRITE_FLOOR`` at least): the file stays near what a search TTL of traffic needs,
-  not twice ``max_searches`` (735 MB at the default 200,000: more than its volume);
+  not twice ``max_searches`` (735 MB at the default 200,000: more than its volume). The
+  rewrite runs on a thread of its own (``Rewrite``), not in the search that crossed the
+  line: 100,000 searches took 0.45 s to write and sync, which that search, and every search
+  waiting to be remembered meanwhile, spent. Searches remembered while it writes are
+  appended to the old file and to the new one before it replaces the old;
 - ``scopes/<sha256 of the scope, 16 hex>.bin``: the scope's name, then its feedback
   (``Called``), rewritten to the records kept once it holds half as many again (and
   ``REWRITE_SLACK`` more), so all files hold about 1.5 times what all scopes keep; each
@@ -16,7 +20,8 @@ feedback is acknowledged, so an acknowledged feedback survives a restart:
 At start every file is read into a ``MemoryStore``, which answers the reads, scopes in the
 order they were last fed (the files' stamps: past ``max_total``, lowered since, the least
 recently fed go, as they would have); a record cut short by a crash mid-write is skipped.
-One replica only: replicas that share evidence use ``RedisStore``.
+One replica only: replicas that share evidence use ``RedisStore``. Searches and feedback
+take locks of their own: a scope's rewrite (a feedback's) never holds up a search.
 """
 
 from __future__ import annotations
@@ -45,13 +50,25 @@ REWRITE_SLACK = 8
 _log = logging.getLogger("tool_selector.learn")
 T = TypeVar("T")
 _SCOPE_NAME = msgspec.msgpack.Decoder(str)
+#: Runs a rewrite of ``searches.bin``: on a thread of its own (``_on_a_thread``); a test may
+#: run it at once, or hold it.
+Rewrite = Callable[[Callable[[], None]], None]
+
+
+def _on_a_thread(job: Callable[[], None]) -> None:
+    threading.Thread(target=job, name="learn-searches-rewrite", daemon=True).start()
 
 
 class DirStore:
     """See the module. Thread-safe."""
 
     def __init__(
-        self, folder: Path, bounds: Bounds, clock: Clock = time.time, on_drop: OnDrop | None = None
+        self,
+        folder: Path,
+        bounds: Bounds,
+        clock: Clock = time.time,
+        on_drop: OnDrop | None = None,
+        rewrite: Rewrite = _on_a_thread,
     ) -> None:
         try:
             (folder / "scopes").mkdir(parents=True, exist_ok=True)
@@ -59,7 +76,11 @@ class DirStore:
             raise ConfigError(f"TOOL_SELECTOR_LEARN_DIR={str(folder)!r}: {exc.strerror}") from exc
         self.folder, self.bounds, self._on_drop = folder, bounds, on_drop
         self._memory = MemoryStore(bounds, clock, self._dropped)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the scopes' files
+        self._searches_lock = threading.RLock()  # searches.bin (a rewrite run at once re-enters)
+        self._rewrite = rewrite
+        #: While ``searches.bin`` is rewritten: the records appended since its snapshot.
+        self._pending: list[bytes] | None = None
         self._counts: dict[str, int] = {}
         self._searches = 0
         self._stamp = 0  # the newest scope file's time, in ns: each feed stamps a later one
@@ -80,13 +101,17 @@ class DirStore:
             self._counts[names[0]] = len(records) - 1
 
     def remember(self, search: Shown) -> None:
-        with self._lock:
+        payload = ENCODE(search)
+        with self._searches_lock:
             with (self.folder / "searches.bin").open("ab") as log:
-                _append(log, ENCODE(search))
+                _append(log, payload)
             self._searches += 1
             self._memory.remember(search)
-            if self._searches > 2 * max(self._memory.kept(), REWRITE_FLOOR):
-                self._rewrite_searches()
+            if self._pending is not None:
+                self._pending.append(payload)
+            elif self._searches > 2 * max(self._memory.kept(), REWRITE_FLOOR):
+                kept, self._pending = self._memory.remembered(), []
+                self._rewrite(lambda: self._rewrite_searches(kept))
 
     def recall(self, search_id: str) -> Shown | None:
         return self._memory.recall(search_id)
@@ -137,7 +162,9 @@ class DirStore:
         return self._memory.scopes()
 
     def close(self) -> None:
-        """Nothing held open: every write opens, appends and closes its file."""
+        """Nothing held open: every write opens, appends and closes its file. A rewrite of
+        ``searches.bin`` under way is let go: until it renames its file, the old one holds
+        every search."""
 
     def _dropped(self, scope: str) -> None:
         """The memory dropped ``scope`` whole (``max_total``): its file goes too (one that
@@ -160,10 +187,29 @@ class DirStore:
         self._stamped(self._path(scope))
         self._counts[scope] = len(kept)
 
-    def _rewrite_searches(self) -> None:
-        kept = self._memory.remembered()
-        _replace(self.folder / "searches.bin", [ENCODE(s) for s in kept])
-        self._searches = len(kept)
+    def _rewrite_searches(self, kept: list[Shown]) -> None:
+        """``searches.bin`` made of ``kept`` (the searches remembered when it was due), then
+        of the ones remembered since (``_pending``), written and synced apart from the
+        searches' lock but for those last ones and the rename. Failing, the old file stays
+        and the next try waits for as many searches again."""
+        path = self.folder / "searches.bin"
+        tmp = path.with_suffix(".tmp")
+        try:
+            with tmp.open("wb") as f:
+                f.writelines(_LENGTH.pack(len(p)) + p for p in map(ENCODE, kept))
+                f.flush()
+                os.fsync(f.fileno())
+                with self._searches_lock:
+                    since, self._pending = self._pending or [], None
+                    f.writelines(_LENGTH.pack(len(p)) + p for p in since)
+                    f.flush()
+                    os.fsync(f.fileno())
+                    tmp.replace(path)
+                    self._searches = len(kept) + len(since)
+        except OSError as exc:
+            _log.warning("learning folder: searches.bin not rewritten: %s", exc.strerror)
+            with self._searches_lock:
+                self._pending, self._searches = None, len(kept)
 
 
 def _fed(path: Path) -> tuple[int, str]:

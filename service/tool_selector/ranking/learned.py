@@ -104,10 +104,14 @@ def _hash(term: str) -> int:
     return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "big") >> 1
 
 
-class Shown(msgspec.Struct, array_like=True, frozen=True):
+class Shown(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """A search the service answered, as the learner keeps it: ``tools`` (identities,
     ``tool_identity``) and ``names`` in the answer's order; ``vector``: the first model's unit
-    vector of the pattern, float32 bytes; ``terms``: ``pattern_terms``."""
+    vector of the pattern, float32 bytes; ``terms``: ``pattern_terms``.
+
+    ``gc=False`` (``Called`` too): strings, numbers, bytes and tuples of them can never be
+    part of a reference cycle, and a replica keeps up to 100,000 of these: tracked, they made
+    each full collection 14-19 ms (2.3-4.1 ms untracked, in process, 2026-12-07)."""
 
     id: str
     scope: str
@@ -124,7 +128,7 @@ class Shown(msgspec.Struct, array_like=True, frozen=True):
         return np.frombuffer(self.vector, dtype=np.float32)
 
 
-class Called(msgspec.Struct, array_like=True, frozen=True):
+class Called(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """A search's feedback, the event the evidence is built from: the search (what it
     showed), which of its tools the model called (identities; empty: none); ``retry``: the
     same caller's search just before it in the scope saw nothing called."""
