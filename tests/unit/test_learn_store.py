@@ -362,24 +362,35 @@ def at_once(job: Callable[[], None]) -> None:
     job()
 
 
+TEN_SECONDS = Bounds(ttl=10, max_searches=10_000, max_events=20)
+
+
+def rewrites_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> tuple[DirStore, list[float], list[Callable[[], None]]]:
+    """A folder store (searches kept ten seconds, rewritten from 4 on) that holds its
+    rewrites of ``searches.bin`` instead of running them, after ``count`` searches a second."""
+    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
+    now = [1_000.0]
+    held: list[Callable[[], None]] = []
+    store = DirStore(tmp_path, TEN_SECONDS, clock=lambda: now[0], rewrite=held.append)
+    for i in range(count):
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+    return store, now, held
+
+
 def test_the_searches_file_is_rewritten_beside_the_searches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The search that makes the rewrite due hands it over and goes on; searches remembered
     while it writes land in the old file and in the new one; a restart finds them all."""
-    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
-    now = [1_000.0]
-    bounds = Bounds(ttl=10, max_searches=10_000, max_events=20)
-    held: list[Callable[[], None]] = []
-    store = DirStore(tmp_path, bounds, clock=lambda: now[0], rewrite=held.append)
-    for i in range(40):
-        now[0] = 1_000.0 + i
-        store.remember(shown(i, at=now[0]))
+    store, now, held = rewrites_held(tmp_path, monkeypatch, 40)
     assert len(held) == 1  # due once, handed over, not run: the searches went on
     on_disk = sum(1 for _ in dir_store._records(tmp_path / "searches.bin"))
     assert on_disk == 40  # every search appended meanwhile
     held[0]()
-    again = DirStore(tmp_path, bounds, clock=lambda: now[0])
+    again = DirStore(tmp_path, TEN_SECONDS, clock=lambda: now[0])
     assert sum(1 for _ in dir_store._records(tmp_path / "searches.bin")) < 40
     assert again._memory.kept() == 11  # the searches at 1,029 to 1,039 s, three of them
     assert again.recall(f"{39:032x}") == shown(39, at=1_039.0)  # remembered after the snapshot
@@ -392,14 +403,7 @@ def test_the_searches_file_is_rewritten_beside_the_searches(
 def test_a_failed_rewrite_keeps_the_old_file_and_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
-    now = [1_000.0]
-    bounds = Bounds(ttl=10, max_searches=10_000, max_events=20)
-    held: list[Callable[[], None]] = []
-    store = DirStore(tmp_path, bounds, clock=lambda: now[0], rewrite=held.append)
-    for i in range(30):
-        now[0] = 1_000.0 + i
-        store.remember(shown(i, at=now[0]))
+    store, now, held = rewrites_held(tmp_path, monkeypatch, 30)
 
     def full(fd: int) -> None:
         raise OSError(28, "No space left on device")
@@ -413,7 +417,7 @@ def test_a_failed_rewrite_keeps_the_old_file_and_waits(
         now[0] = 1_000.0 + i
         store.remember(shown(i, at=now[0]))
     assert len(held) == 1
-    again = DirStore(tmp_path, bounds, clock=lambda: now[0])
+    again = DirStore(tmp_path, TEN_SECONDS, clock=lambda: now[0])
     assert again.recall(f"{39:032x}") == shown(39, at=1_039.0)
 
 

@@ -62,11 +62,12 @@ def cold(
     deadline: float,
     cache: MemoryCache,
     rules: Rules | None = None,
+    seconds_per_char: float | None = None,
 ) -> Selector:
     """Answers every catalog from the static arm (no model ever embeds its catalogs), with
     ``deadline`` seconds for the shortlist's vectors, read from and kept in ``cache`` (the
     service keeps them apart: ``test_the_catalogs_matrix_is_its_own_batches``)."""
-    jobs = EmbeddingJobs()
+    jobs = EmbeddingJobs() if seconds_per_char is None else EmbeddingJobs(1, seconds_per_char)
     jobs.close(0.0)
     return Selector(
         encoder=both,
@@ -337,19 +338,21 @@ def test_side_by_side_the_longest_models_prediction_is_the_cost(
     both: Ensemble, tables: Ensemble
 ) -> None:
     """A deadline with room for the longer model's leaders but not for both in turn: the
-    shortlist reads them when the helper is free, and not while another request holds it."""
+    shortlist reads them when the helper is free, and not while another request holds it.
+    (At a second a character: hundreds of seconds either side of the deadline.)"""
     request = SearchRequest(pattern=PATTERN, tools=TEN)
-    probe = cold(both, tables, 0.0, MemoryCache(1 << 24))
+    probe = cold(both, tables, 0.0, MemoryCache(1 << 24), seconds_per_char=1.0)
     entry = probe.entry(ToolSource.of(TEN)).entry
     costs = [probe.jobs.estimate(p.model_id, entry.texts(p.model_id)) for p in both.parts]
     assert len(entry.catalog) == SHORTLIST  # the leaders are every tool
+    assert min(costs) > 500  # seconds
     deadline = max(costs) + min(costs) / 2
     cache = MemoryCache(1 << 24)
-    busy = cold(both, tables, deadline, cache)
+    busy = cold(both, tables, deadline, cache, seconds_per_char=1.0)
     assert busy.query_vectors.helper.take() is not None  # another request is encoding
     assert busy.select(request).provenance.arm == "static"
     assert len(cache) == 0  # nothing encoded
-    free = cold(both, tables, deadline, cache).select(request)
+    free = cold(both, tables, deadline, cache, seconds_per_char=1.0).select(request)
     assert free.provenance.arm == "shortlist"
     assert len(cache) == 2 * SHORTLIST
 
@@ -364,7 +367,12 @@ def test_the_catalogs_matrix_is_its_own_batches(both: Ensemble, tables: Ensemble
     jobs.close(0.0)
     shortlist = Shortlist(math.inf, cache)
     selector = Selector(
-        encoder=both, static=tables, jobs=jobs, embed_deadline=0.0, shortlist=shortlist
+        encoder=both,
+        cache=cache,
+        static=tables,
+        jobs=jobs,
+        embed_deadline=0.0,
+        shortlist=shortlist,
     )
     request = SearchRequest(pattern=PATTERN, tools=TOOLS)
     first = selector.select(request)

@@ -11,8 +11,14 @@ so they count each other's encodes.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TypeVar
+
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 class Helper:
@@ -48,3 +54,20 @@ class Helper:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="query-encode")
         return self._pool
+
+
+def side_by_side(
+    helper: ThreadPoolExecutor | None, first: Callable[[], A], rest: Sequence[Callable[[], B]]
+) -> tuple[A, list[B]]:
+    """``first()`` in this thread and each of ``rest`` on ``helper`` meanwhile (without a
+    helper, or one shut down, here after ``first``, in turn). Whatever went to the helper is
+    waited for even when ``first`` fails, so the helper is idle once the caller leaves it."""
+    later: list[Future[B]] = []
+    if helper is not None:
+        with contextlib.suppress(RuntimeError):  # shut down (the interpreter exiting)
+            later.extend(helper.submit(job) for job in rest)
+    try:
+        got = first()
+    finally:
+        wait(later)
+    return got, [f.result() for f in later] + [job() for job in rest[len(later) :]]

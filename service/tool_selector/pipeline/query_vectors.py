@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 
 import numpy as np
 
 from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query
-from tool_selector.pipeline.helper import Helper
+from tool_selector.pipeline.helper import Helper, side_by_side
 from tool_selector.pipeline.step_vectors import QueryCache, Spans, read_spans, wants_spans
 from tool_selector.ranking.dense import FloatArray, windows
 
@@ -161,12 +162,12 @@ class QueryVectors:
             return [self._first(first, pattern, spans, ahead, meanwhile)]
         helper = self.helper.enter()
         try:
-            if helper is None:
-                got = self._first(first, pattern, spans, ahead, meanwhile)
-                return [got, *(self.one(part, pattern, spans, ahead) for part in rest)]
-            later = [helper.submit(self.one, part, pattern, spans, ahead) for part in rest]
-            got = self._first(first, pattern, spans, ahead, meanwhile)
-            return [got, *(f.result() for f in later)]
+            got, others = side_by_side(
+                helper,
+                partial(self._first, first, pattern, spans, ahead, meanwhile),
+                [partial(self.one, part, pattern, spans, ahead) for part in rest],
+            )
+            return [got, *others]
         finally:
             self.helper.leave()
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +25,7 @@ from tool_selector.embeddings.encoder import Encoder, Ensemble
 from tool_selector.embeddings.static import static_text
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogEntry, CatalogStore, Found, stack
-from tool_selector.pipeline.helper import Helper
+from tool_selector.pipeline.helper import Helper, side_by_side
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.ranking.bm25 import FieldWeights
 from tool_selector.ranking.catalog import Catalog, build_catalog
@@ -104,15 +105,18 @@ class ToolVectors:
         return found
 
     def calibrate(self, encoders: Ensemble, tools: list[Tool]) -> None:
-        """Measure each model's rate on ``tools``' texts (``pipeline.calibration``): one
-        encode to warm its session, then one timed and fed to the jobs' prediction. The
-        catalog is built apart: nothing is stored or cached."""
+        """Measure each model's rate on ``tools``' texts (``pipeline.calibration``), in calls
+        of half of them (8: under ``onnx.BATCH_TEXTS``, so on the one-thread session a request's
+        own encodes use, not the background's): one to warm it, then each half timed and fed
+        to the jobs' prediction. The catalog is built apart: nothing is stored or cached."""
         entry = CatalogEntry.of(self._build(tools))
         _read_as(entry, encoders)
         for part in encoders.parts:
             texts = entry.texts(part.model_id)
-            part.encode(texts[:2])
-            self._encode(part, texts)
+            half = len(texts) // 2  # 8: the session a request's own encodes run on
+            part.encode(texts[:half])
+            self._encode(part, texts[:half])
+            self._encode(part, texts[half:])
 
     def _build(self, tools: list[Tool]) -> Catalog:
         return build_catalog(tools, self.fields)
@@ -184,7 +188,8 @@ class ToolVectors:
         helper = self.helper.take() if len(todo) > 1 else None
         try:
             costs = [self.jobs.estimate(parts[i].model_id, texts[i]) for i in todo]
-            cost = max(costs, default=0.0) if helper is not None else sum(costs)
+            # side by side: the first here, the others in turn on the one helper thread
+            cost = max(costs[0], sum(costs[1:])) if helper is not None else sum(costs)
             if todo and cost > deadline - (time.perf_counter() - started):
                 return None  # nothing to encode needs no time
             for i, fresh in self._side_by_side(parts, texts, todo, helper).items():
@@ -195,12 +200,13 @@ class ToolVectors:
         return [stack(vectors, part.dim) for part, vectors in zip(parts, got, strict=True)]
 
     def _cached(self, keys: list[bytes]) -> list[FloatArray | None]:
-        """The shortlist's vectors of ``keys``: the catalogs' cache's, else its own."""
-        got = self.shortlist.cache.get_many(keys)
+        """The shortlist's vectors of ``keys``: its own (the same as the last shortlist that
+        read them; no round trip to a Redis tier), else the catalogs' cache's."""
+        got = self.shortlist.kept.get_many(keys)
         gaps = [j for j, v in enumerate(got) if v is None]
         if gaps and self.shortlist.kept is not self.shortlist.cache:
             for j, v in zip(
-                gaps, self.shortlist.kept.get_many([keys[j] for j in gaps]), strict=True
+                gaps, self.shortlist.cache.get_many([keys[j] for j in gaps]), strict=True
             ):
                 got[j] = v
         return got
@@ -213,12 +219,16 @@ class ToolVectors:
         helper: ThreadPoolExecutor | None,
     ) -> dict[int, FloatArray]:
         """The vectors of ``texts[i]`` by ``parts[i]`` for each ``i`` in ``todo``: the first
-        in this thread, the others on ``helper`` meanwhile (without it, here in turn)."""
-        later = (
-            {i: helper.submit(self._encode, parts[i], texts[i]) for i in todo[1:]} if helper else {}
+        in this thread, the others on ``helper`` meanwhile (without it, here in turn;
+        ``helper.side_by_side``)."""
+        if not todo:
+            return {}
+        one, others = side_by_side(
+            helper,
+            partial(self._encode, parts[todo[0]], texts[todo[0]]),
+            [partial(self._encode, parts[i], texts[i]) for i in todo[1:]],
         )
-        fresh = {i: self._encode(parts[i], texts[i]) for i in todo if i not in later}
-        return fresh | {i: f.result() for i, f in later.items()}
+        return dict(zip(todo, [one, *others], strict=True))
 
     def _background(
         self, encoder: Encoder, key: str, entry: CatalogEntry
