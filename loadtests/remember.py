@@ -7,8 +7,9 @@ service keeps (a 384-float vector, twelve term hashes, ten tools), one after ano
 default bounds (``TOOL_SELECTOR_LEARN_SEARCH_TTL_SECONDS``, ``TOOL_SELECTOR_LEARN_MAX_SEARCHES``)
 and a pace that keeps the most the bound allows, so the file comes due for its rewrite (at
 twice the searches kept); then prints each remember's milliseconds (p50, p99, p99.9, the
-slowest and which search it was), how long the rewrite itself took where it ran apart
-(``DirStore``'s own thread), and one full ``gc.collect()`` with the searches held.
+slowest and which search it was, counted from 0), how long the rewrite itself took where it
+ran apart (``DirStore``'s own thread), and one full ``gc.collect()`` with the store's
+searches held.
 
 Run the same file on an older tree (``PYTHONPATH`` of that tree's ``service``) to compare:
 where ``DirStore`` takes no ``rewrite``, the rewrite runs inside the search that made it due.
@@ -36,7 +37,8 @@ from tool_selector.learning.store import Bounds
 from tool_selector.settings import Settings
 
 
-def searches(count: int, seed: int = 0) -> list[Shown]:
+def searches(count: int, pace: float, seed: int = 0) -> list[Shown]:
+    """``count`` searches, the ``i``-th made at ``i * pace`` seconds."""
     rng = np.random.default_rng(seed)
     names = tuple(f"mcp__server__tool_name_{i}" for i in range(10))
     ids = tuple(f"{i:016x}" for i in range(10))
@@ -45,7 +47,7 @@ def searches(count: int, seed: int = 0) -> list[Shown]:
             id=f"{i:032x}",
             scope="default",
             caller="token",
-            at=0.0,
+            at=i * pace,
             vector=rng.random(384, dtype=np.float32).tobytes(),
             terms=tuple(int(x) for x in rng.integers(0, 2**62, 12)),
             tools=ids,
@@ -82,11 +84,11 @@ def run(count: int) -> list[str]:
     kwargs: dict[str, Any] = {"clock": lambda: now[0]}
     if "rewrite" in inspect.signature(DirStore).parameters:
         kwargs["rewrite"] = rewrite
-    made = searches(count)
+    pace = ttl / (2 * most)  # twice the bound within a TTL: the bound keeps the most
+    made = searches(count, pace)
     with tempfile.TemporaryDirectory() as folder:
         store = DirStore(Path(folder), bounds, **kwargs)
         took: list[float] = []
-        pace = ttl / (2 * most)  # twice the bound within a TTL: the bound keeps the most
         for i, search in enumerate(made):
             now[0] = i * pace
             began = time.perf_counter()
@@ -94,15 +96,17 @@ def run(count: int) -> list[str]:
             took.append(time.perf_counter() - began)
         for thread in rewrite.threads:
             thread.join()
+        del made, search  # the store's searches alone are held now
         began = time.perf_counter()
         gc.collect()
         collect = time.perf_counter() - began
+        held = store._memory.kept()
     ms = np.asarray(took) * 1000
     worst = int(np.argmax(ms))
     apart = ", ".join(f"{s:.2f} s" for s in rewrite.seconds) or "none (in the search)"
     return [
         f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {count:,} searches, "
-        f"TTL {ttl} s, at most {most:,} kept",
+        f"TTL {ttl} s, at most {most:,} kept ({held:,} at the end)",
         "| remember p50 ms | p99 | p99.9 | slowest (search #) | rewrites apart | full gc ms |",
         "|---:|---:|---:|---|---|---:|",
         f"| {np.percentile(ms, 50):.3f} | {np.percentile(ms, 99):.3f} | "

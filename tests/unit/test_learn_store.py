@@ -400,25 +400,80 @@ def test_the_searches_file_is_rewritten_beside_the_searches(
     assert len(held) == 2
 
 
+def full(fd: int) -> None:
+    raise OSError(28, "No space left on device")
+
+
+def no_encoding(record: object) -> bytes:
+    raise ValueError("cannot encode")
+
+
+@pytest.mark.parametrize(
+    ("patched", "logged"),
+    [
+        (("os", "fsync", full), "searches.bin not rewritten: No space left on device"),
+        (("", "ENCODE", no_encoding), "searches.bin not rewritten: ValueError('cannot encode')"),
+    ],
+)
 def test_a_failed_rewrite_keeps_the_old_file_and_waits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    patched: tuple[str, str, Callable[..., Any]],
+    logged: str,
 ) -> None:
+    """A disk full or any other failure: the old file stays whole, the new one goes, nothing
+    is left pending, and the next try comes after as many searches again."""
     store, now, held = rewrites_held(tmp_path, monkeypatch, 30)
-
-    def full(fd: int) -> None:
-        raise OSError(28, "No space left on device")
-
-    with monkeypatch.context() as disk:
-        disk.setattr(dir_store.os, "fsync", full)
+    where, name, failing = patched
+    with monkeypatch.context() as broken:
+        broken.setattr(getattr(dir_store, where) if where else dir_store, name, failing)
         held[0]()
-    assert "searches.bin not rewritten: No space left on device" in caplog.text
+    assert logged in caplog.text
     assert sum(1 for _ in dir_store._records(tmp_path / "searches.bin")) == 30
+    assert not (tmp_path / "searches.tmp").exists()
     for i in range(30, 40):  # fewer than the kept searches again: no new try yet
         now[0] = 1_000.0 + i
         store.remember(shown(i, at=now[0]))
     assert len(held) == 1
     again = DirStore(tmp_path, TEN_SECONDS, clock=lambda: now[0])
     assert again.recall(f"{39:032x}") == shown(39, at=1_039.0)
+    for i in range(40, 46):
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+    assert len(held) == 2  # nothing was left pending: due again, handed over again
+
+
+def test_a_rewrite_that_cannot_start_leaves_nothing_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
+    now, tries = [1_000.0], []
+
+    def no_thread(job: Callable[[], None]) -> None:
+        tries.append(job)
+        raise RuntimeError("can't start new thread")
+
+    store = DirStore(tmp_path, TEN_SECONDS, clock=lambda: now[0], rewrite=no_thread)
+    for i in range(60):  # each search remembered all the same
+        now[0] = 1_000.0 + i
+        store.remember(shown(i, at=now[0]))
+    assert "searches.bin rewrite not started" in caplog.text
+    assert 1 < len(tries) < 6  # tried again after as many searches, not at every search
+    assert store._pending is None
+    assert sum(1 for _ in dir_store._records(tmp_path / "searches.bin")) == 60
+
+
+def test_a_rewrite_finishing_after_close_renames_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another store may own the folder once this one is closed (a restart in one process):
+    the late rewrite leaves its file alone."""
+    store, _, held = rewrites_held(tmp_path, monkeypatch, 30)
+    store.close()
+    held[0]()
+    assert sum(1 for _ in dir_store._records(tmp_path / "searches.bin")) == 30
+    assert not (tmp_path / "searches.tmp").exists()
 
 
 class Calls:
@@ -643,7 +698,8 @@ def test_the_learning_memory_benchmark_prints_each_size(
 def test_remembered_searches_and_feedback_are_not_tracked_by_the_collector() -> None:
     """A replica keeps up to 100,000 searches: the garbage collector must not walk them
     (``gc=False``; nothing in them can form a cycle)."""
-    search = shown(1, at=1.0)
+    n = len(VECTOR)  # tuples made at run time (constant ones would leave a struct untracked)
+    search = Shown("id", "s", "proxy", 1.0, VECTOR, tuple(range(n)), (f"t{n}",), (f"get_{n}",))
     assert not gc.is_tracked(search)
     assert not gc.is_tracked(called(1))
     assert not gc.is_tracked(SHOWN.decode(ENCODE(search)))  # as read back from disk or Redis

@@ -8,9 +8,10 @@ feedback is acknowledged, so an acknowledged feedback survives a restart:
   (``REWRITE_FLOOR`` at least): the file stays near what a search TTL of traffic needs,
   not twice ``max_searches`` (735 MB at the default 200,000: more than its volume). The
   rewrite runs on a thread of its own (``Rewrite``), not in the search that crossed the
-  line: 100,000 searches took 0.45 s to write and sync, which that search, and every search
-  waiting to be remembered meanwhile, spent. Searches remembered while it writes are
-  appended to the old file and to the new one before it replaces the old;
+  line: 100,000 searches took half a second to write and sync (``loadtests.remember``),
+  which that search, and every search waiting to be remembered meanwhile, spent. Searches remembered
+  while it writes are appended to the old file and to the new one before it replaces the
+  old;
 - ``scopes/<sha256 of the scope, 16 hex>.bin``: the scope's name, then its feedback
   (``Called``), rewritten to the records kept once it holds half as many again (and
   ``REWRITE_SLACK`` more), so all files hold about 1.5 times what all scopes keep; each
@@ -81,12 +82,14 @@ class DirStore:
         self._rewrite = rewrite
         #: While ``searches.bin`` is rewritten: the records appended since its snapshot.
         self._pending: list[bytes] | None = None
+        self._closed = False
         self._counts: dict[str, int] = {}
         self._searches = 0
         self._stamp = 0  # the newest scope file's time, in ns: each feed stamps a later one
         self._load()
 
     def _load(self) -> None:
+        (self.folder / "searches.tmp").unlink(missing_ok=True)  # a rewrite cut short
         for search in _decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
             self._memory.remember(search)
             self._searches += 1
@@ -110,8 +113,20 @@ class DirStore:
             if self._pending is not None:
                 self._pending.append(payload)
             elif self._searches > 2 * max(self._memory.kept(), REWRITE_FLOOR):
-                kept, self._pending = self._memory.remembered(), []
-                self._rewrite(lambda: self._rewrite_searches(kept))
+                self._hand_over()
+
+    def _hand_over(self) -> None:
+        """(Under the searches' lock.) The kept searches' rewrite handed over, with its own
+        list of the searches remembered meanwhile; one that cannot be handed over (no
+        thread to start) leaves nothing pending and waits for as many searches again."""
+        kept, mine = self._memory.remembered(), list[bytes]()
+        self._pending = mine
+        try:
+            self._rewrite(lambda: self._rewrite_searches(kept, mine))
+        except Exception:
+            _log.warning("learning folder: searches.bin rewrite not started", exc_info=True)
+            if self._pending is mine:
+                self._pending, self._searches = None, len(kept)
 
     def recall(self, search_id: str) -> Shown | None:
         return self._memory.recall(search_id)
@@ -163,8 +178,10 @@ class DirStore:
 
     def close(self) -> None:
         """Nothing held open: every write opens, appends and closes its file. A rewrite of
-        ``searches.bin`` under way is let go: until it renames its file, the old one holds
-        every search."""
+        ``searches.bin`` under way renames nothing once closed (another store may own the
+        folder next): the old file holds every search."""
+        with self._searches_lock:
+            self._closed = True
 
     def _dropped(self, scope: str) -> None:
         """The memory dropped ``scope`` whole (``max_total``): its file goes too (one that
@@ -187,29 +204,30 @@ class DirStore:
         self._stamped(self._path(scope))
         self._counts[scope] = len(kept)
 
-    def _rewrite_searches(self, kept: list[Shown]) -> None:
+    def _rewrite_searches(self, kept: list[Shown], mine: list[bytes]) -> None:
         """``searches.bin`` made of ``kept`` (the searches remembered when it was due), then
-        of the ones remembered since (``_pending``), written and synced apart from the
-        searches' lock but for those last ones and the rename. Failing, the old file stays
-        and the next try waits for as many searches again."""
+        of those remembered since (``mine``), written and synced apart from the searches'
+        lock but for those last ones and the rename. Failing (or the store closed), the old
+        file stays, the new one goes, and the next try waits for as many searches again."""
         path = self.folder / "searches.bin"
-        tmp = path.with_suffix(".tmp")
+        tmp, done = path.with_suffix(".tmp"), False
         try:
             with tmp.open("wb") as f:
-                f.writelines(_LENGTH.pack(len(p)) + p for p in map(ENCODE, kept))
-                f.flush()
-                os.fsync(f.fileno())
+                _write_synced(f, map(ENCODE, kept))
                 with self._searches_lock:
-                    since, self._pending = self._pending or [], None
-                    f.writelines(_LENGTH.pack(len(p)) + p for p in since)
-                    f.flush()
-                    os.fsync(f.fileno())
-                    tmp.replace(path)
-                    self._searches = len(kept) + len(since)
-        except OSError as exc:
-            _log.warning("learning folder: searches.bin not rewritten: %s", exc.strerror)
-            with self._searches_lock:
-                self._pending, self._searches = None, len(kept)
+                    if self._pending is mine and not self._closed:
+                        _write_synced(f, mine)
+                        tmp.replace(path)
+                        self._searches, self._pending, done = len(kept) + len(mine), None, True
+        except Exception as exc:
+            why = exc.strerror if isinstance(exc, OSError) else repr(exc)
+            _log.warning("learning folder: searches.bin not rewritten: %s", why)
+        finally:
+            if not done:
+                with self._searches_lock:
+                    tmp.unlink(missing_ok=True)
+                    if self._pending is mine:
+                        self._pending, self._searches = None, len(kept)
 
 
 def _fed(path: Path) -> tuple[int, str]:
@@ -222,14 +240,18 @@ def _append(f: IO[bytes], payload: bytes) -> None:
     f.flush()
 
 
+def _write_synced(f: IO[bytes], payloads: Iterable[bytes]) -> None:
+    """``payloads`` each behind its length, flushed and synced to the disk."""
+    f.writelines(_LENGTH.pack(len(p)) + p for p in payloads)
+    f.flush()
+    os.fsync(f.fileno())
+
+
 def _replace(path: Path, payloads: Sequence[bytes]) -> None:
     """Write ``payloads`` to ``path`` whole (a new file renamed over the old one)."""
     tmp = path.with_suffix(".tmp")
     with tmp.open("wb") as f:
-        for payload in payloads:
-            f.write(_LENGTH.pack(len(payload)) + payload)
-        f.flush()
-        os.fsync(f.fileno())
+        _write_synced(f, payloads)
     tmp.replace(path)
 
 

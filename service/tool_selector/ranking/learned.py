@@ -111,7 +111,7 @@ class Shown(msgspec.Struct, array_like=True, frozen=True, gc=False):
 
     ``gc=False`` (``Called`` too): strings, numbers, bytes and tuples of them can never be
     part of a reference cycle, and a replica keeps up to 100,000 of these: tracked, they made
-    each full collection 14-19 ms (2.3-4.1 ms untracked, in process, 2026-12-07)."""
+    each full collection 46-51 ms (13-16 untracked; ``loadtests.remember``, 2026-12-07)."""
 
     id: str
     scope: str
