@@ -203,7 +203,7 @@ class Settings:
     )
     calibrate_encode: bool = _setting(
         True,
-        "Time each model on sixteen built-in tool texts at start (0.1-1.2 s before ready), so "
+        "Time each model on eighteen built-in tool texts at start (0.2-1.7 s before ready), so "
         "what a request may encode itself (a small catalog, the shortlist's leaders) is "
         "predicted by this machine's speed from the first request on. `false`: 0.4 ms a "
         "character (the slowest machine seen) until a background batch is measured.",

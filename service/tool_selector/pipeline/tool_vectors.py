@@ -106,15 +106,16 @@ class ToolVectors:
 
     def calibrate(self, encoders: Ensemble, tools: list[Tool]) -> None:
         """Measure each model's rate on ``tools``' texts (``pipeline.calibration``), in calls
-        of half of them (8: under ``onnx.BATCH_TEXTS``, so on the one-thread session a request's
-        own encodes use, not the background's): one to warm it, then each half timed and fed
-        to the jobs' prediction. The catalog is built apart: nothing is stored or cached."""
+        of half of them (9: under ``onnx.BATCH_TEXTS``, so on the one-thread session a
+        request's own encodes use, not the background's): two texts to warm it (as close as
+        nine, measured), then each half timed and fed to the jobs' prediction. The catalog
+        is built apart: nothing is stored or cached."""
         entry = CatalogEntry.of(self._build(tools))
         _read_as(entry, encoders)
         for part in encoders.parts:
             texts = entry.texts(part.model_id)
-            half = len(texts) // 2  # 8: the session a request's own encodes run on
-            part.encode(texts[:half])
+            half = len(texts) // 2  # 9: the session a request's own encodes run on
+            part.encode(texts[:2])
             self._encode(part, texts[:half])
             self._encode(part, texts[half:])
 
