@@ -9,9 +9,9 @@ feedback is acknowledged, so an acknowledged feedback survives a restart:
   not twice ``max_searches`` (735 MB at the default 200,000: more than its volume). The
   rewrite runs on a thread of its own (``Rewrite``), not in the search that crossed the
   line: 100,000 searches took half a second to write and sync (``loadtests.remember``),
-  which that search, and every search waiting to be remembered meanwhile, spent. Searches remembered
-  while it writes are appended to the old file and to the new one before it replaces the
-  old;
+  which that search, and every search waiting to be remembered meanwhile, spent. Searches
+  remembered while it writes are appended to the old file and to the new one before it
+  replaces the old;
 - ``scopes/<sha256 of the scope, 16 hex>.bin``: the scope's name, then its feedback
   (``Called``), rewritten to the records kept once it holds half as many again (and
   ``REWRITE_SLACK`` more), so all files hold about 1.5 times what all scopes keep; each

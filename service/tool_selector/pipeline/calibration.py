@@ -5,8 +5,8 @@ by each model's measured seconds per character (``EmbeddingJobs.estimate``). Bef
 fresh replica read 0.4 ms a character (the slowest machine seen) until a background batch of
 that model was measured, and a new catalog's background job runs MiniLM's texts first: its
 first answers were the static arm's until bge-small had started, on any machine. Here each
-model encodes ``TOOLS``' texts once to warm its session, then once timed, and the timing
-sets its rate (``ToolVectors.calibrate``); later batches move it as before.
+model encodes two of ``TOOLS``' texts to warm its session, then each half of them timed, and
+the timings set its rate (``ToolVectors.calibrate``); later batches move it as before.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _tool(name: str, description: str, *params: str) -> Tool:
 
 
 #: Eighteen tools written as catalogs write them (a name, a sentence or a paragraph,
-#: parameters): the texts they make run from about 30 to 550 characters, as our sets' do.
+#: parameters): the texts they make run from about 30 to 600 characters, as our sets' do.
 TOOLS: list[Tool] = [
     _tool("create_issue", "Create a new issue in a repository.", "repo", "title", "body"),
     _tool(

@@ -99,7 +99,7 @@ class EmbeddingJobs:
         on our sets' tool texts, batches of ten took 0.17-0.18 ms a character with MiniLM
         and 0.29-0.39 with bge-small, against 25-88 ms a text (docs/performance.md, "What
         the prediction reads")."""
-        return text_chars(texts) * self._rates.get(model, self._default_rate)
+        return text_chars(texts) * self.rate(model)
 
     def rate(self, model: str) -> float:
         """``model``'s seconds per character now (the default before any measure)."""

@@ -35,7 +35,6 @@ from tool_selector.pipeline.columns import (
     timed,
 )
 from tool_selector.pipeline.controls import controls_of
-from tool_selector.pipeline.helper import Helper
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.learned import search_reading
 from tool_selector.pipeline.query_vectors import QueryVectors
@@ -119,11 +118,16 @@ class Selector:
         self.catalogs = CatalogStore(0) if catalogs is None else catalogs
         self.jobs = EmbeddingJobs() if jobs is None else jobs
         self.queries: QueryCache = BoundedLRU(0) if queries is None else queries
-        helper = Helper()  # one thread beside the request's, for a second model's encodes
-        self.vectors = ToolVectors(self.cache, self.catalogs, self.jobs, self.rules.fields,
-                                   embed_deadline=embed_deadline, batch_size=batch_size,
-                                   shortlist=shortlist, helper=helper)  # fmt: skip
-        self.query_vectors = QueryVectors(self.queries, helper)
+        self.vectors = ToolVectors(
+            self.cache,
+            self.catalogs,
+            self.jobs,
+            self.rules.fields,
+            embed_deadline=embed_deadline,
+            batch_size=batch_size,
+            shortlist=shortlist,
+        )
+        self.query_vectors = QueryVectors(self.queries, self.vectors.helper)  # one helper
         self.learning = learning
         self.sources = Sources(self, self.vectors, self.query_vectors, self.rules)
         self.arms: tuple[Arm, ...] = arm_table(self.sources)

@@ -7,9 +7,9 @@ their vectors from the caches, or encoded now when the request's embedding deadl
 for them all (``ToolVectors.rows``: the models side by side when the helper thread is free;
 kept apart from the catalogs' cache for the next requests, so the background job embeds the
 whole catalog in its own batches, as an in-process run does). The answer is fused with the
-hybrid rules over the models' cosines: the shortlisted tools' own, the others' estimated from their
-static cosines by the line through the shortlisted pairs and never above the lowest
-shortlisted one, so the signals that read the whole column (its z-scores, its ranks) read a
+hybrid rules over the models' cosines: the shortlisted tools' own, the others' estimated
+from their static cosines by the line through the shortlisted pairs and never above the
+lowest shortlisted one, so the signals that read the whole column (its z-scores, its ranks) read a
 whole catalog and no tool below the shortlist climbs above it on its estimate. A multi-step
 pattern (``ReadPattern.steps``) keeps the static arm's answer: its tools lie beyond one
 shortlist (each step's own), and capped there they lost (docs/quality.md). So does every
@@ -17,10 +17,11 @@ answer past the deadline, and one read with the static query vector (no model lo
 models are those the static arm paired its tables with (``arms.paired``: both, or MiniLM
 alone where bge-small's table is missing).
 
-The leaders are picked among the tools the caller's filters leave in (``controls.filter_mask``):
-a denied tool costs no encode and takes no allowed tool's place. Limits: the int8 models' dynamic
-quantization reads each batch, so a leader's vector depends a little on which others were
-encoded with it (an answer may differ in a near tie with the catalog's embedded vectors).
+The leaders are picked among the tools the caller's filters leave in
+(``controls.filter_mask``): a denied tool costs no encode and takes no allowed tool's place.
+Limits: the int8 models' dynamic quantization reads each batch, so a leader's vector depends
+a little on which others were encoded with it (an answer may differ in a near tie with the
+catalog's embedded vectors).
 """
 
 from __future__ import annotations
