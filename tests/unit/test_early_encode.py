@@ -343,3 +343,44 @@ def test_a_reading_of_other_words_or_params_is_not_taken() -> None:
     for reading in [*readings, same]:
         got = ranker.rank(catalog, query, params=params, read_ahead=reading, **base)  # type: ignore[arg-type]
         assert got == plain
+
+
+class _Counting:
+    """A ``Helper`` stand-in that counts ``enter`` calls and hands out no thread."""
+
+    def __init__(self) -> None:
+        self.entered = 0
+
+    def enter(self) -> None:
+        self.entered += 1
+
+    def take(self) -> None:
+        return None
+
+    def leave(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("clauses", [(), ((0, 7), (12, 25))])
+def test_a_pattern_every_model_has_read_is_read_here_without_the_helper(
+    clauses: tuple[tuple[int, int], ...],
+) -> None:
+    """A repeated pattern's later parts come from the cache in the request's own thread: no
+    hand-over to the helper (a thread hop per answer), the same vector and ``cached``."""
+    second = Second()
+    both = Ensemble((HashingEncoder(), second))
+    vectors = QueryVectors(BoundedLRU(100))
+    pattern = "post to slack and read a file"
+    first, cached = vectors.vector(both, pattern, clauses)
+    assert not cached
+    counting = _Counting()
+    vectors.helper = counting  # type: ignore[assignment]
+    seen: list[FloatArray] = []
+    again, cached = vectors.vector(both, pattern, clauses, meanwhile=seen.append)
+    assert cached
+    assert counting.entered == 0
+    np.testing.assert_array_equal(again, first)
+    np.testing.assert_array_equal(seen[0], vectors.one(both.parts[0], pattern)[0])
+    assert [t for t, _ in second.seen] == [pattern]  # read once
+    vectors.vector(both, "a new pattern")  # one the cache lacks goes through the helper
+    assert counting.entered == 1

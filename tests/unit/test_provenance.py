@@ -16,6 +16,7 @@ from tool_selector.http.wiring import build_selector, fusion_digest
 from tool_selector.metrics import Metrics
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
+from tool_selector.pipeline.columns import Provenance
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.fitted import SHIPPED_STEPS, Rules
 from tool_selector.settings import Settings
@@ -117,3 +118,22 @@ def test_the_services_digest_differs_with_multi_step_on_and_off() -> None:
 
     assert digest(True) != digest(False)
     assert digest(True) == digest(True)
+
+
+class Weighed(HashingEncoder):
+    """An encoder that says which weights it ranks with."""
+
+    def __init__(self, digest: str) -> None:
+        super().__init__()
+        self.weights_digest = digest
+
+
+def test_the_weights_are_every_part_s_digest_or_none() -> None:
+    """The log's ``weights``: each encoder's digest (an ensemble's parts' joined), ``None``
+    as soon as one part cannot say (an encoder from a test)."""
+    a, b = Weighed("aaaa"), Weighed("bbbb")
+    assert replace(Provenance(), encoders=(a,)).weights == "aaaa"
+    assert replace(Provenance(), encoders=(Ensemble([a, b]), a)).weights == "aaaa+bbbb+aaaa"
+    assert replace(Provenance(), encoders=(a, HashingEncoder())).weights is None
+    assert replace(Provenance(), encoders=(Ensemble([a, HashingEncoder()]),)).weights is None
+    assert Provenance().weights is None

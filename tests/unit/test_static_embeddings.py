@@ -10,7 +10,8 @@ import pytest
 
 from tests.support import static_table
 from tool_selector.embeddings import distill
-from tool_selector.embeddings.static import StaticEncoder
+from tool_selector.embeddings.static import _WORD, MAX_TOKENS, StaticEncoder
+from tool_selector.ranking.dense import normalise_rows
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +57,33 @@ def test_a_folder_without_a_manifest_is_not_current(tmp_path: Path) -> None:
 def test_a_missing_table_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="distill-static"):
         StaticEncoder(tmp_path)
+
+
+def _gathered(static: StaticEncoder, texts: list[str]) -> np.ndarray:
+    """The sum the sparse product replaced: each text's token rows gathered, then added in
+    the text's order (float32), L2-normalised."""
+    out = np.zeros((len(texts), static.dim), dtype=np.float32)
+    for j, text in enumerate(texts):
+        words = _WORD.findall(text.lower())
+        pieces = static._pieces(set(words))
+        ids = np.frombuffer(b"".join(pieces[w] for w in words)[: 4 * MAX_TOKENS], np.int32)
+        if len(ids):
+            out[j] = static._table[ids].sum(axis=0)
+    return normalise_rows(out)
+
+
+def test_the_sparse_sum_gives_the_gathered_rows_floats(static: StaticEncoder) -> None:
+    """Bit for bit (the cold path's answers and the pinned ones read these vectors): texts
+    with repeated words, none, one, many pieces, and past ``MAX_TOKENS``."""
+    rng = np.random.default_rng(3)
+    vocab = "send send the email email email to a channel delete file kubernetes pod".split()
+    texts = [
+        "send the email to the email list, email twice",
+        "",
+        "...",
+        "x",
+        "antidisestablishmentarianism unbelievably",
+        " ".join(rng.choice(vocab, 900)),  # past MAX_TOKENS: cut as before
+        *(" ".join(rng.choice(vocab, int(n))) for n in rng.integers(1, 40, 30)),
+    ]
+    assert np.array_equal(static.encode(texts), _gathered(static, texts))

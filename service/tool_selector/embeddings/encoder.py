@@ -41,14 +41,6 @@ class Encoder(Protocol):
 
 
 @runtime_checkable
-class Weighed(Protocol):
-    """An encoder that can say which weights it ranks with (``weights_digest``)."""
-
-    @property
-    def weights_digest(self) -> str: ...
-
-
-@runtime_checkable
 class SpanEncoder(Protocol):
     """An encoder that reads parts of a search pattern in its context: from one forward pass
     over the pattern, its query vector (``encode_query``'s) and a vector per character span
@@ -73,9 +65,11 @@ def files_digest(paths: Iterable[Path]) -> str:
 def weights_digest(encoder: Encoder) -> str | None:
     """The digest of the weights ``encoder`` ranks with (a ``Ensemble``'s joins its
     parts'); ``None`` when it cannot say (an encoder from a test)."""
-    parts = parts_of(encoder)
-    digests = [p.weights_digest for p in parts if isinstance(p, Weighed)]
-    return "+".join(digests) if len(digests) == len(parts) else None
+    parts = encoder.parts if isinstance(encoder, Ensemble) else (encoder,)
+    # a ``weights_digest`` attribute, read without a runtime protocol check (7 us a part)
+    digests = [getattr(p, "weights_digest", None) for p in parts]
+    joined = [d for d in digests if isinstance(d, str)]
+    return "+".join(joined) if len(joined) == len(parts) else None
 
 
 def bundled_model_path() -> Path:

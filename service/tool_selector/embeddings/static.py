@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+from scipy.sparse import csr_matrix  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.distill import RECIPE_VERSION
 from tool_selector.embeddings.encoder import Encoder
@@ -108,20 +109,24 @@ class StaticEncoder:
         return int(self._table.shape[1])
 
     def encode(self, texts: Sequence[str]) -> FloatArray:
-        """SIF-weighted mean of each text's token rows, L2-normalised (zero for no tokens)."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        """SIF-weighted mean of each text's token rows, L2-normalised (zero for no tokens).
+
+        The rows are summed by a sparse product: one row per text holding a 1 per token, in
+        the text's order, a repeated token as often as it comes (duplicates are not merged),
+        times the table. scipy adds each entry's row to its text's sum in stored order, in
+        float32: the same additions in the same order as summing the gathered rows, so the
+        same floats, without gathering a row per token (67 MB for 4,000 tool texts, whose
+        first touch cost up to 150 ms) or a Python loop per text.
+        """
         words = [_WORD.findall(text.lower()) for text in texts]
         known = self._pieces(set(itertools.chain.from_iterable(words)))
         packed = [b"".join([known[w] for w in ws])[: 4 * MAX_TOKENS] for ws in words]
         ids = np.frombuffer(b"".join(packed), dtype=np.int32)
-        rows = self._table[ids]
-        start = 0
-        for j, piece in enumerate(packed):  # a slice sum per text: 7x faster than reduceat
-            if piece:
-                end = start + len(piece) // 4
-                out[j] = rows[start:end].sum(axis=0)
-                start = end
-        return normalise_rows(out)
+        indptr = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(piece) // 4 for piece in packed], out=indptr[1:])
+        ones = np.ones(len(ids), dtype=np.float32)
+        tokens = csr_matrix((ones, ids, indptr), shape=(len(texts), self._table.shape[0]))
+        return normalise_rows(np.asarray(tokens @ self._table, dtype=np.float32))
 
     def _pieces(self, words: set[str]) -> dict[str, bytes]:
         """Word-piece ids of each word (int32 bytes), through a memo: the tokenizer runs on

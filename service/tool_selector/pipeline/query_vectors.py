@@ -155,11 +155,15 @@ class QueryVectors:
     ) -> list[tuple[FloatArray, bool]]:
         """Each part's ``one``: the parts after the first on the helper thread while no
         other request is encoding, else one after another in this thread (a part the
-        helper is encoding ``ahead`` is taken from it either way); ``meanwhile`` of the
-        first part's vector before the others are read or waited for."""
+        helper is encoding ``ahead`` is taken from it either way; parts the cache holds
+        whole are read here, without the helper's hand-over); ``meanwhile`` of the first
+        part's vector before the others are read or waited for."""
         first, rest = encoders.parts[0], encoders.parts[1:]
         if not rest:
             return [self._first(first, pattern, spans, ahead, meanwhile)]
+        if not ahead and all(self._kept(part, pattern, spans) for part in rest):
+            got = self._first(first, pattern, spans, ahead, meanwhile)
+            return [got, *(self._read(part, pattern, spans) for part in rest)]
         helper = self.helper.enter()
         try:
             got, others = side_by_side(
@@ -170,6 +174,12 @@ class QueryVectors:
             return [got, *others]
         finally:
             self.helper.leave()
+
+    def _kept(self, encoder: Encoder, pattern: str, spans: Spans) -> bool:
+        """Whether ``_read`` of ``encoder`` finds everything it reads in the cache (nothing
+        to encode: no need of the helper)."""
+        cached = self.cache.get((encoder.model_id, pattern)) is not None
+        return cached and not wants_spans(encoder, self.cache, pattern, spans)
 
     def _first(
         self,
