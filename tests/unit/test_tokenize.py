@@ -52,6 +52,23 @@ def test_split_identifier_equals_the_whole_text_camel_split(text: str) -> None:
     assert split_identifier(text) == camel_then_words(text)
 
 
+@given(st.lists(st.sampled_from(["getWeather", "HTTPServer", "Files", "a_b", "ÉtéX"]), max_size=6))
+def test_a_word_split_before_is_split_the_same(words: list[str]) -> None:
+    """The split memo: the same words again (and in other texts) give the same split."""
+    text = " ".join(words)
+    first = split_identifier(text)
+    assert split_identifier(text) == first == camel_then_words(text)
+    assert split_identifier(f"Say {text}") == ["say", *first]
+
+
+def test_the_split_memo_is_bounded_in_words_and_in_length() -> None:
+    long_word = "aB" * 3000
+    many = " ".join(f"wordN{i}" for i in range(tokenize_module._MAX_STEMS + 10))
+    assert split_identifier(f"{long_word} {many}")[:2] == ["a", "ba"]
+    assert len(tokenize_module._SPLITS) <= tokenize_module._MAX_STEMS
+    assert all(len(w) <= tokenize_module._MAX_STEM_CHARS for w in tokenize_module._SPLITS)
+
+
 def test_the_stem_memo_is_bounded_in_words_and_in_length() -> None:
     long_word = "a" * 5000 + "s"
     many = " ".join(f"word{i}s" for i in range(tokenize_module._MAX_STEMS + 10))

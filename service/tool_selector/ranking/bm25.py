@@ -44,11 +44,14 @@ class FieldWeights:
     params: int = 1
 
 
-def document_tokens(text: ToolText, weights: FieldWeights) -> list[str]:
+def document_tokens(
+    text: ToolText, weights: FieldWeights, name: list[str] | None = None
+) -> list[str]:
     """The BM25 document of one tool: its fields' words, each field repeated by weight
-    (search-only text weighs as the description)."""
+    (search-only text weighs as the description). ``name``: its ``name_tokens()``, when
+    the caller has read them already."""
     return (
-        text.name_tokens() * weights.name
+        (text.name_tokens() if name is None else name) * weights.name
         + text.namespace_tokens() * weights.namespace
         + (text.description_tokens() + text.search_tokens()) * weights.description
         + text.param_tokens() * weights.params

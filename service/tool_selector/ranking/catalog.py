@@ -178,7 +178,8 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
     """Derive the catalog of already-deduplicated tools."""
     weights = weights or FieldWeights()
     texts = tuple(tool_text(t) for t in unique_tools)
-    docs = [document_tokens(t, weights) for t in texts]
+    names = [t.name_tokens() for t in texts]
+    docs = [document_tokens(t, weights, name) for t, name in zip(texts, names, strict=True)]
     by_name: dict[str, list[int]] = {}
     for i, text in enumerate(texts):
         for key in {normalise_name(text.name), normalise_name(text.bare_name)}:
@@ -190,7 +191,7 @@ def build_catalog(unique_tools: Sequence[Tool], weights: FieldWeights | None = N
         by_name={k: tuple(v) for k, v in by_name.items()},
         positions={t.name: i for i, t in enumerate(texts)},
         typo_names=_by_length(k for k in by_name if len(k) >= MIN_TYPO_CHARS - 1),
-        name_words=frozenset(w for t in texts for w in t.name_tokens()),
+        name_words=frozenset(w for name in names for w in name),
         name_index=NameIndex([name_words(t.bare_name) for t in texts]),
         traits=Traits.of(unique_tools),
     )

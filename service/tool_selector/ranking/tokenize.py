@@ -34,6 +34,8 @@ _WORD = re.compile(r"[^\W_]+")
 #: Stems already computed (plain ``str -> str``: the garbage collector does not track it).
 _STEMS: dict[str, str] = {}
 _MAX_STEMS = 100_000
+#: Words already split (``split_identifier``): the lowercase word, or its camelCase parts.
+_SPLITS: dict[str, str | tuple[str, ...]] = {}
 #: Longer words are stemmed each time: a request may carry words of thousands of characters,
 #: and memoising those would let callers fill memory (100,000 x 16 KB).
 _MAX_STEM_CHARS = 32
@@ -84,16 +86,35 @@ def split_identifier(text: str) -> list[str]:
     Words first, then the camelCase split inside the few words that need it: every camel
     boundary lies between two ASCII letters or digits, so inside one word, and a word with
     no capital after its first letter has none (the camel pattern run over a whole
-    description would cost half the time of tokenising a catalog).
+    description would cost half the time of tokenising a catalog). A text with no capital
+    at all is its words as they stand; each other word's split is memoised (``_SPLITS``,
+    bounded like the stems: tool vocabularies repeat across tools and catalogs).
     """
+    if text.lower() == text:  # no capital: every word is already its own lowercase whole
+        return _WORD.findall(text)
     out: list[str] = []
+    memo = _SPLITS
     for word in _WORD.findall(text):
-        inner = word[1:]
-        if inner == inner.lower() or (word.isalpha() and word.isupper()):
-            out.append(word.lower())
+        split = memo.get(word)
+        if split is None:
+            split = _split_word(word)
+            if len(word) <= _MAX_STEM_CHARS:
+                if len(memo) >= _MAX_STEMS:
+                    memo.clear()
+                memo[word] = split
+        if type(split) is str:
+            out.append(split)
         else:
-            out.extend(w.lower() for w in _CAMEL.sub(" ", word).split(" "))
+            out.extend(split)
     return out
+
+
+def _split_word(word: str) -> str | tuple[str, ...]:
+    """One word of ``split_identifier``: itself lowercased, or its camelCase parts."""
+    inner = word[1:]
+    if inner == inner.lower() or (word.isalpha() and word.isupper()):
+        return word.lower()
+    return tuple(w.lower() for w in _CAMEL.sub(" ", word).split(" "))
 
 
 def fold(text: str) -> str:
