@@ -1,14 +1,15 @@
 """A new catalog's first request, in process, stage by stage: ``python -m loadtests.first_request``.
 
 Builds the service's state from the default settings (``http.app.build_state``, the encoders
-and tables ``make install`` placed, the start-up calibration), caps BLAS as the service does,
-and turns the background embedding off (each new catalog would queue its own job, and the
-jobs would share the cores with the requests measured). Then, at each ``--sizes`` catalog
-size, decodes and selects one request on each of ``--n`` never-seen catalogs of Seal-Tools
-tools (``workload.fresh_catalog``: a marker in every description, so nothing of them is
-cached), one at a time, as the service's worker thread does, after one request to warm the
-code. Prints p50 / p90 / max ms of the whole and of each stage the search log names
-(``stages_ms``), and the paths that answered (``static`` while no model has the catalog).
+and tables ``make install`` placed; ``load_encoder`` caps BLAS and measures the models' rates
+as the service's start does), and turns the background embedding off (each new catalog
+would queue its own job, and the jobs would share the cores with the requests measured).
+Then, at each ``--sizes`` catalog size, decodes and selects one request on each of ``--n``
+never-seen catalogs of Seal-Tools tools (``workload.fresh_catalog``: a marker in every
+description, so nothing of them is cached), one at a time, as the service's worker thread
+does, after one request to warm the code. Prints p50 / p90 / max ms of the whole and of each
+stage the search log names (``stages_ms``), and the paths that answered (``static`` while
+no model has the catalog).
 
 To compare with the code before a change, run the same command in a worktree of that
 commit, alternating. No HTTP (``loadtests.budget`` has the first answer over HTTP, once per
@@ -30,7 +31,7 @@ from prometheus_client import CollectorRegistry
 from loadtests import workload
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.http.app import build_state
-from tool_selector.http.startup import calibrate, limit_blas_threads, load_encoder
+from tool_selector.http.startup import load_encoder
 from tool_selector.settings import Settings
 from tool_selector_client.wire import SEARCH_PATH
 
@@ -47,9 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     given = " ".join(argv if argv is not None else sys.argv[1:])
     print(f"# command: PYTHONPATH=service:. python -m loadtests.first_request {given}".rstrip())
     state = build_state(Settings.from_env(os.environ), encoder_from_settings, CollectorRegistry())
-    load_encoder(state)
-    calibrate(state)
-    limit_blas_threads(state.settings.blas_threads)
+    load_encoder(state)  # as the service starts: BLAS capped, the models' rates measured
     state.selector.jobs.close(0)  # no background embedding: each new catalog's job is dropped
     decoder, selector = state.decoder, state.selector
     rng = random.Random(args.seed)

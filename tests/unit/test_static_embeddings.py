@@ -86,4 +86,18 @@ def test_the_sparse_sum_gives_the_gathered_rows_floats(static: StaticEncoder) ->
         " ".join(rng.choice(vocab, 900)),  # past MAX_TOKENS: cut as before
         *(" ".join(rng.choice(vocab, int(n))) for n in rng.integers(1, 40, 30)),
     ]
-    assert np.array_equal(static.encode(texts), _gathered(static, texts))
+    assert static.encode(texts).tobytes() == _gathered(static, texts).tobytes()  # -0.0 too
+
+
+def test_a_piece_past_the_table_s_rows_is_an_error(tmp_path: Path) -> None:
+    """The sparse product reads each word piece's row by its id, unchecked: a table with
+    fewer rows than its tokenizer has ids (a partial build) says so, as the gather did."""
+    folder = static_table()
+    for name in ("manifest.json", "tokenizer.json"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    for name in ("vectors.npy", "weights.npy"):
+        np.save(tmp_path / name, np.load(folder / name)[:1000])
+    short = StaticEncoder(tmp_path)
+    assert short.encode(["!!!", ""]).shape == (2, short.dim)  # no piece read: fine
+    with pytest.raises(IndexError, match="1000 rows"):
+        short.encode(["zebra"])

@@ -64,9 +64,14 @@ def test_a_word_split_before_is_split_the_same(words: list[str]) -> None:
 def test_the_split_memo_is_bounded_in_words_and_in_length() -> None:
     long_word = "aB" * 3000
     many = " ".join(f"wordN{i}" for i in range(tokenize_module._MAX_STEMS + 10))
-    assert split_identifier(f"{long_word} {many}")[:2] == ["a", "ba"]
-    assert len(tokenize_module._SPLITS) <= tokenize_module._MAX_STEMS
-    assert all(len(w) <= tokenize_module._MAX_STEM_CHARS for w in tokenize_module._SPLITS)
+    try:
+        assert split_identifier(f"{long_word} {many}")[:2] == ["a", "ba"]
+        assert len(tokenize_module._SPLITS) <= tokenize_module._MAX_STEMS
+        assert all(len(w) <= tokenize_module._MAX_STEM_CHARS for w in tokenize_module._SPLITS)
+        last = f"wordN{tokenize_module._MAX_STEMS + 9}"
+        assert tokenize_module._SPLITS[last] == last.replace("N", " n")  # one string
+    finally:
+        tokenize_module._SPLITS.clear()
 
 
 def test_the_stem_memo_is_bounded_in_words_and_in_length() -> None:

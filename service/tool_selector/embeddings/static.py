@@ -122,6 +122,10 @@ class StaticEncoder:
         known = self._pieces(set(itertools.chain.from_iterable(words)))
         packed = [b"".join([known[w] for w in ws])[: 4 * MAX_TOKENS] for ws in words]
         ids = np.frombuffer(b"".join(packed), dtype=np.int32)
+        if len(ids) and int(ids.max()) >= len(self._table):  # the product reads rows unchecked
+            raise IndexError(
+                f"word piece {int(ids.max())} past the table's {len(self._table)} rows"
+            )
         indptr = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([len(piece) // 4 for piece in packed], out=indptr[1:])
         ones = np.ones(len(ids), dtype=np.float32)

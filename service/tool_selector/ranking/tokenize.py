@@ -34,8 +34,9 @@ _WORD = re.compile(r"[^\W_]+")
 #: Stems already computed (plain ``str -> str``: the garbage collector does not track it).
 _STEMS: dict[str, str] = {}
 _MAX_STEMS = 100_000
-#: Words already split (``split_identifier``): the lowercase word, or its camelCase parts.
-_SPLITS: dict[str, str | tuple[str, ...]] = {}
+#: Words already split (``split_identifier``): the lowercase word, or its camelCase parts
+#: joined by spaces (one string: 100,000 camelCase words of 32 characters weigh 25-30 MB).
+_SPLITS: dict[str, str] = {}
 #: Longer words are stemmed each time: a request may carry words of thousands of characters,
 #: and memoising those would let callers fill memory (100,000 x 16 KB).
 _MAX_STEM_CHARS = 32
@@ -102,19 +103,21 @@ def split_identifier(text: str) -> list[str]:
                 if len(memo) >= _MAX_STEMS:
                     memo.clear()
                 memo[word] = split
-        if type(split) is str:
-            out.append(split)
+        if " " in split:
+            out.extend(split.split(" "))
         else:
-            out.extend(split)
+            out.append(split)
     return out
 
 
-def _split_word(word: str) -> str | tuple[str, ...]:
-    """One word of ``split_identifier``: itself lowercased, or its camelCase parts."""
+def _split_word(word: str) -> str:
+    """One word of ``split_identifier``: itself lowercased (the word itself when it is
+    lowercase), or its camelCase parts lowercased, joined by spaces (a word holds none)."""
     inner = word[1:]
     if inner == inner.lower() or (word.isalpha() and word.isupper()):
-        return word.lower()
-    return tuple(w.lower() for w in _CAMEL.sub(" ", word).split(" "))
+        lower = word.lower()
+        return word if lower == word else lower
+    return " ".join(w.lower() for w in _CAMEL.sub(" ", word).split(" "))
 
 
 def fold(text: str) -> str:
