@@ -17,18 +17,23 @@ taken by another request; predicted by the sum of the models' predictions) and s
 
 Printed per set and source of the rates: each model's rate, and how the time taken compares
 with the prediction (taken / predicted: median, 90th percentile, highest, and the share
-under-predicted) both ways. Nothing else runs beside it: in the service a new catalog's
-background job (niced) shares the cores.
+under-predicted) both ways. Nothing else runs beside it unless ``--beside-job``: then a niced
+thread encodes batches of 16 of the set's tool texts, MiniLM's then bge-small's, the whole
+time, as a new catalog's background job does in the service while its first answers are
+shortlisted (the two then share the cores with it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shlex
 import sys
+import threading
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +47,7 @@ from tool_selector.pipeline import calibration
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore, Found
 from tool_selector.pipeline.helper import Helper
-from tool_selector.pipeline.jobs import EmbeddingJobs
+from tool_selector.pipeline.jobs import EmbeddingJobs, _lower_priority
 from tool_selector.pipeline.selector import Selector
 from tool_selector.pipeline.tool_vectors import ToolVectors
 from tool_selector.ranking.fitted import Rules
@@ -115,6 +120,15 @@ def _calibrated(models: Ensemble) -> EmbeddingJobs:
     return jobs
 
 
+def _both(
+    models: Ensemble, own: dict[str, list[str]], at: list[int], helper: Helper
+) -> tuple[float, float]:
+    """Seconds to encode the leaders at ``at`` one model after the other, then side by side."""
+    each = {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
+    turn = sum(_timed(p, each[p.model_id]) for p in models.parts)
+    return turn, _side_by_side(models, each, helper)
+
+
 def _side_by_side(models: Ensemble, each: dict[str, list[str]], helper: Helper) -> float:
     """Seconds to encode each model's texts as ``ToolVectors.rows`` does with the helper
     free: the first model here, the others on the helper thread meanwhile."""
@@ -132,7 +146,33 @@ def _side_by_side(models: Ensemble, each: dict[str, list[str]], helper: Helper) 
         helper.leave()
 
 
-def run(names: list[str], queries: int, batches: int) -> list[str]:
+@contextlib.contextmanager
+def _beside(models: Ensemble, texts: dict[str, list[str]], on: bool) -> Iterator[None]:
+    """While inside: a niced thread encoding batches of ``BATCH`` of ``texts``, each model's
+    in turn, as a catalog's background job (``jobs._lower_priority``); nothing when off."""
+    if not on:
+        yield
+        return
+    stop = threading.Event()
+
+    def job() -> None:
+        _lower_priority()
+        rng = random.Random(0)
+        while not stop.is_set():
+            for part in models.parts:
+                own = texts[part.model_id]
+                part.encode(rng.sample(own, min(BATCH, len(own))))
+
+    thread = threading.Thread(target=job, name="beside-job", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def run(names: list[str], queries: int, batches: int, beside_job: bool = False) -> list[str]:
     settings = Settings.from_env(os.environ)
     models, tables = encoder_from_settings(settings), static_from_settings(settings)
     if not isinstance(models, Ensemble) or tables is None:
@@ -159,10 +199,12 @@ def run(names: list[str], queries: int, batches: int) -> list[str]:
                 else _trained(models, texts[source], batches, seed=i)
             )
             turn, side, summed, longest, chars = [], [], [], [], []
-            for at in leaders:
+            with _beside(models, own, beside_job):
+                timed = [_both(models, own, at, helper) for at in leaders]
+            for at, (one_by_one, together) in zip(leaders, timed, strict=True):
                 each = {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
-                turn.append(sum(_timed(p, each[p.model_id]) for p in models.parts))
-                side.append(_side_by_side(models, each, helper))
+                turn.append(one_by_one)
+                side.append(together)
                 predicted = [new.estimate(m, t) for m, t in each.items()]
                 summed.append(sum(predicted))
                 longest.append(max(predicted))
@@ -181,9 +223,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", nargs="+", default=["agent", "arcade", "sealtools", "bfcl"])
     parser.add_argument("--queries", type=int, default=20, help="real needs a set")
     parser.add_argument("--train", type=int, default=4, help="batches of 16 a model")
+    parser.add_argument(
+        "--beside-job", action="store_true", help="a niced thread embedding the catalog meanwhile"
+    )
     args = parser.parse_args(argv)
     with threadpool_limits(1):
-        rows = run(args.datasets, args.queries, args.train)
+        rows = run(args.datasets, args.queries, args.train, args.beside_job)
     print("\n".join(rows))
     print(f"\n$ PYTHONPATH=service:. python -m loadtests.estimate {shlex.join(sys.argv[1:])}")
 
