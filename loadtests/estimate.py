@@ -33,7 +33,7 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -102,7 +102,7 @@ def _leaders(cold: Selector, data: Dataset, queries: int, seed: int) -> list[lis
     return asked
 
 
-def _ratios(taken: list[float], predicted: list[float]) -> str:
+def _ratios(taken: Sequence[float], predicted: Sequence[float]) -> str:
     r = np.asarray(taken) / np.asarray(predicted)
     return (
         f"{np.median(r):.2f} | {np.percentile(r, 90):.2f} | {r.max():.2f} | "
@@ -120,11 +120,8 @@ def _calibrated(models: Ensemble) -> EmbeddingJobs:
     return jobs
 
 
-def _both(
-    models: Ensemble, own: dict[str, list[str]], at: list[int], helper: Helper
-) -> tuple[float, float]:
-    """Seconds to encode the leaders at ``at`` one model after the other, then side by side."""
-    each = {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
+def _both(models: Ensemble, each: dict[str, list[str]], helper: Helper) -> tuple[float, float]:
+    """Seconds to encode each model's texts one model after the other, then side by side."""
     turn = sum(_timed(p, each[p.model_id]) for p in models.parts)
     return turn, _side_by_side(models, each, helper)
 
@@ -198,17 +195,19 @@ def run(names: list[str], queries: int, batches: int, beside_job: bool = False) 
                 if source == "start"
                 else _trained(models, texts[source], batches, seed=i)
             )
-            turn, side, summed, longest, chars = [], [], [], [], []
+            eaches = [
+                {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
+                for at in leaders
+            ]
             with _beside(models, own, beside_job):
-                timed = [_both(models, own, at, helper) for at in leaders]
-            for at, (one_by_one, together) in zip(leaders, timed, strict=True):
-                each = {p.model_id: [own[p.model_id][j] for j in at] for p in models.parts}
-                turn.append(one_by_one)
-                side.append(together)
+                turn, side = zip(*(_both(models, each, helper) for each in eaches), strict=True)
+            summed, longest, chars = [], [], []
+            for each in eaches:
                 predicted = [new.estimate(m, t) for m, t in each.items()]
                 summed.append(sum(predicted))
                 longest.append(max(predicted))
-                chars.append(sum(len(t) for t in each[models.primary.model_id]) / len(at))
+                first = each[models.primary.model_id]
+                chars.append(sum(len(t) for t in first) / len(first))
             rates = " / ".join(f"{1e6 * new.rate(p.model_id):.0f}" for p in models.parts)
             rows.append(
                 f"| {data.name} | {source} | {rates} | {np.mean(chars):.0f} | "

@@ -162,7 +162,7 @@ def embed_times(tools: int) -> list[str]:
     """Seconds each model takes to embed a never-seen catalog's tool texts, batches of 16."""
     from tool_selector.embeddings.encoder import parts_of  # noqa: PLC0415
     from tool_selector.embeddings.factory import encoder_from_settings  # noqa: PLC0415
-    from tool_selector.pipeline.selector import DEFAULT_BATCH  # noqa: PLC0415
+    from tool_selector.pipeline.tool_vectors import DEFAULT_BATCH  # noqa: PLC0415
     from tool_selector.ranking.catalog import build_catalog  # noqa: PLC0415
     from tool_selector.settings import Settings  # noqa: PLC0415
     from tool_selector_client.wire import Tool  # noqa: PLC0415

@@ -161,9 +161,11 @@ class QueryVectors:
         first, rest = encoders.parts[0], encoders.parts[1:]
         if not rest:
             return [self._first(first, pattern, spans, ahead, meanwhile)]
-        if not ahead and all(self._kept(part, pattern, spans) for part in rest):
+        kept = [] if ahead else [self._kept(part, pattern, spans) for part in rest]
+        cached = [v for v in kept if v is not None]
+        if kept and len(cached) == len(kept):
             got = self._first(first, pattern, spans, ahead, meanwhile)
-            return [got, *(self._read(part, pattern, spans) for part in rest)]
+            return [got, *((v, True) for v in cached)]
         helper = self.helper.enter()
         try:
             got, others = side_by_side(
@@ -175,11 +177,14 @@ class QueryVectors:
         finally:
             self.helper.leave()
 
-    def _kept(self, encoder: Encoder, pattern: str, spans: Spans) -> bool:
-        """Whether ``_read`` of ``encoder`` finds everything it reads in the cache (nothing
-        to encode: no need of the helper)."""
-        cached = self.cache.get((encoder.model_id, pattern)) is not None
-        return cached and not wants_spans(encoder, self.cache, pattern, spans)
+    def _kept(self, encoder: Encoder, pattern: str, spans: Spans) -> FloatArray | None:
+        """``encoder``'s cached vector of ``pattern`` when the cache holds everything
+        ``_read`` would read (its clauses' too): what ``_read`` gives, nothing to encode, no
+        need of the helper; else ``None``."""
+        cached = self.cache.get((encoder.model_id, pattern))
+        if cached is None or wants_spans(encoder, self.cache, pattern, spans):
+            return None
+        return cached
 
     def _first(
         self,

@@ -98,11 +98,7 @@ def split_identifier(text: str) -> list[str]:
     for word in _WORD.findall(text):
         split = memo.get(word)
         if split is None:
-            split = _split_word(word)
-            if len(word) <= _MAX_STEM_CHARS:
-                if len(memo) >= _MAX_STEMS:
-                    memo.clear()
-                memo[word] = split
+            split = _memoised(memo, word, _split_word(word))
         if " " in split:
             out.extend(split.split(" "))
         else:
@@ -166,13 +162,17 @@ def _stem(word: str) -> str:
     """``stem`` through a bounded memo (tool vocabularies repeat across catalogs): at most
     ``_MAX_STEMS`` words of at most ``_MAX_STEM_CHARS`` characters, so a few MB at most."""
     found = _STEMS.get(word)
-    if found is None:
-        found = stem(word)
-        if len(word) <= _MAX_STEM_CHARS:
-            if len(_STEMS) >= _MAX_STEMS:
-                _STEMS.clear()
-            _STEMS[word] = found
-    return found
+    return _memoised(_STEMS, word, stem(word)) if found is None else found
+
+
+def _memoised(memo: dict[str, str], word: str, value: str) -> str:
+    """``value``, kept in ``memo`` under ``word`` when the word is at most
+    ``_MAX_STEM_CHARS`` long; a memo holding ``_MAX_STEMS`` words is emptied first."""
+    if len(word) <= _MAX_STEM_CHARS:
+        if len(memo) >= _MAX_STEMS:
+            memo.clear()
+        memo[word] = value
+    return value
 
 
 def _forms(words: list[str]) -> list[str]:
