@@ -197,8 +197,9 @@ class Settings:
     query_cache_size: int = _setting(10_000, "Query embeddings kept (LRU by pattern).", 0)
     embed_deadline_ms: int = _setting(
         60,
-        "Embedding work one request may wait for; past it the answer comes from the static "
-        "arm (or BM25 alone) and the catalog is embedded in the background.",
+        "Embedding work one request may wait for, counted from when its catalog is at hand "
+        "(built or found); past it the answer comes from the static arm (or BM25 alone) and "
+        "the catalog is embedded in the background.",
         0,
     )
     calibrate_encode: bool = _setting(
@@ -213,7 +214,8 @@ class Settings:
         "A new catalog's first answers (the static path): this many of the static arm's first "
         "tools are re-ranked by the models' own vectors of them, embedded first, when the "
         "request's embedding deadline has room for them (their vectors cached, or predicted "
-        "to encode in time); past it the static arm's answer stands. 0: off "
+        "to encode in time); past it the static arm's answer stands, unless it says no match "
+        "(then they are read whatever the deadline). 0: off "
         '(docs/quality.md, "The shortlist").',
         0,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from tool_selector.embeddings.encoder import Ensemble, encode_query
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.models import BGE_SMALL
 from tool_selector.embeddings.static import StaticEncoder
+from tool_selector.pipeline import tool_vectors
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
@@ -119,6 +121,56 @@ def test_past_the_deadline_the_static_arm_answers_and_nothing_is_encoded(
     off = cold(both, tables, math.inf, cache, Rules(shortlist=0)).select(request)
     assert (off.provenance.arm, off.ranking) == ("static", outcome.ranking)
     assert len(cache) == 0
+
+
+def test_a_static_answer_that_would_say_no_match_is_read_by_the_models(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    """Past the deadline the static arm's answer stands, unless it says no match: then the
+    leaders are read by the models whatever the deadline (encoded now), and the answer, or
+    its "no match", rests on their cosines as a warm catalog's does."""
+    request = SearchRequest(pattern="umbrella needed?", tools=TOOLS)
+    alone = cold(both, tables, 0.0, MemoryCache(1 << 24), Rules(shortlist=0)).select(request)
+    assert (alone.provenance.arm, alone.ranking.no_match, alone.ranking.names) == (
+        "static",
+        True,
+        [],
+    )
+    cache = MemoryCache(1 << 24)
+    outcome = cold(both, tables, 0.0, cache).select(request)
+    assert (outcome.path, outcome.provenance.arm) == ("static", "shortlist")
+    assert outcome.ranking.names[0] == "get_weather"
+    assert len(cache) == 2 * Rules().shortlist  # encoded for it, kept for the next request
+    cake = cold(both, tables, 0.0, MemoryCache(1 << 24)).select(
+        SearchRequest(pattern="bake a cake", tools=TOOLS)
+    )
+    assert (cake.provenance.arm, cake.ranking.no_match, cake.ranking.names) == (
+        "shortlist",
+        True,
+        [],
+    )
+    warm = Selector(encoder=both, embed_deadline=math.inf)
+    assert warm.select(SearchRequest(pattern="bake a cake", tools=TOOLS)).ranking.no_match
+
+
+def test_the_deadline_counts_from_when_the_catalog_is_at_hand(
+    both: Ensemble, tables: Ensemble, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new catalog's build is not embedding work: one that took longer than the whole
+    deadline (a clock moved 1,000 s by it) leaves its first answer the shortlist's room."""
+    real, skew = time.perf_counter, [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: real() + skew[0])
+    build = tool_vectors.build_catalog
+
+    def slow(*args: Any) -> Any:
+        skew[0] += 1000.0
+        return build(*args)
+
+    monkeypatch.setattr(tool_vectors, "build_catalog", slow)
+    selector = cold(both, tables, 100.0, MemoryCache(1 << 24), seconds_per_char=1e-3)
+    outcome = selector.select(SearchRequest(pattern=PATTERN, tools=TOOLS))
+    assert skew == [1000.0]  # built once, in this request
+    assert (outcome.provenance.arm, outcome.ranking.names[0]) == ("shortlist", "send_message")
 
 
 def test_cached_leaders_need_no_time(both: Ensemble, tables: Ensemble) -> None:

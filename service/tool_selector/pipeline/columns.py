@@ -187,12 +187,15 @@ class Sources:
 
 @dataclass(frozen=True, slots=True)
 class ArmRequest:
-    """One request as the arms read it: its catalog entry, its pattern, when it started
-    (the embedding deadline counts from then), the stage timings it adds to, whose
+    """One request as the arms read it: its catalog entry, its pattern, when its catalog
+    was at hand (``started``: the embedding deadline bounds the embedding work the request
+    waits for, counted from then, so a new catalog's build, 30-60 ms at 300 tools, leaves
+    its first answer the room any later answer has), the stage timings it adds to, whose
     learned evidence it reads (``scope``; none: no evidence), the query vectors the
     helper is encoding ahead for it (``ahead``, ``QueryVectors.early``), and the caller's
     filters (none: none sent; the ranking applies them, the shortlist picks its leaders
-    among the tools they leave in)."""
+    among the tools they leave in). ``unbounded``: the shortlist reads its leaders
+    whatever the deadline (``Selector``: a static answer that would say no match)."""
 
     found: Found
     pattern: ReadPattern
@@ -201,6 +204,7 @@ class ArmRequest:
     scope: str | None = None
     ahead: Ahead = field(default_factory=dict)
     filters: Filters | None = None
+    unbounded: bool = False
 
 
 class Arm(Protocol):

@@ -15,7 +15,7 @@ thread. Where each room's parts live and why: docs/architecture.md.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
@@ -135,22 +135,32 @@ class Selector:
     def select(self, request: Ask | SearchRequest) -> Outcome:
         """Rank the request's tools per SPEC.md rules 1-5 (a ``SearchRequest`` as ``Ask.of`` it)."""
         ask = request if isinstance(request, Ask) else Ask.of(request)
-        started, timings = time.perf_counter(), dict[str, float]()
+        timings = dict[str, float]()
         with timed(timings, "lexical"):
             gloss = self.multilingual is not None
             pattern = read_pattern(ask.pattern, self.rules, self.glossary, gloss)
         ahead = encode_early(self.sources, pattern)  # its second model, while we look up
         with timed(timings, "catalog"):
             found = self.entry(ask.tools)
-        asked = ArmRequest(found, pattern, started, timings, ask.scope, ahead, ask.filters)
-        columns = read_columns(self.arms, asked, self.rules.hybrid)
-        with timed(timings, "fuse"):
-            context = self.rules.context
-            controls, filtered = controls_of(ask, found.entry, columns, self.query_vectors, context)
-            foreign = pattern.foreign or may_be_foreign(pattern.text)
-            ranking = _rank(ask, found.entry.catalog, columns, controls, foreign=foreign)
+        at_hand = time.perf_counter()  # the embedding deadline counts from here (ArmRequest)
+        asked = ArmRequest(found, pattern, at_hand, timings, ask.scope, ahead, ask.filters)
+        columns, ranking, filtered = self._answer(ask, asked)
+        if ranking.no_match and _static_alone(columns):  # the models' word before "none"
+            columns, ranking, filtered = self._answer(ask, replace(asked, unbounded=True))
         removed = {**filtered, **ranking.removed}
         return _outcome(ask, found, columns, ranking, removed=removed, timings=timings)
+
+    def _answer(self, ask: Ask, asked: ArmRequest) -> tuple[Columns, Ranking, dict[str, int]]:
+        """The arms' columns for ``asked``, their ranking, and what the caller's controls
+        left out."""
+        columns = read_columns(self.arms, asked, self.rules.hybrid)
+        with timed(asked.timings, "fuse"):
+            pattern, entry = asked.pattern, asked.found.entry
+            context = self.rules.context
+            controls, filtered = controls_of(ask, entry, columns, self.query_vectors, context)
+            foreign = pattern.foreign or may_be_foreign(pattern.text)
+            ranking = _rank(ask, entry.catalog, columns, controls, foreign=foreign)
+        return columns, ranking, filtered
 
     @property
     def encoder(self) -> Encoder | None:
@@ -189,6 +199,16 @@ class Selector:
         the entry ``select`` answers from, so callers that need the texts or the vectors
         (``tool-selector eval``'s reference rankers) never derive them a second time."""
         return self.vectors.embedded(tools, self.encoders)
+
+
+def _static_alone(columns: Columns) -> bool:
+    """Whether the static arm's answer stands unread by the models (past the deadline): a
+    new catalog's answer that says "no match" on the static tables' evidence alone, which
+    is read again with the shortlist whatever the deadline (``ArmRequest.unbounded``), so
+    that an empty answer, the costliest answer to a real need (SPEC.md rule 4), rests on
+    the models' own cosines of the leaders, as a warm catalog's does."""
+    cosines = columns.cosines
+    return cosines is not None and cosines.provenance.arm == "static"
 
 
 def _rank(

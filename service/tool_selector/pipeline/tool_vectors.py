@@ -46,12 +46,13 @@ SHORTLIST_BYTES = 4 << 20
 @dataclass(frozen=True, slots=True)
 class Shortlist:
     """Where the shortlist arm's vectors of a new catalog's leaders come from (``rows``):
-    the seconds a request may wait for them, counted from its start; the cache they are read
-    from (the vectors the catalogs' jobs embedded); and ``kept``, where the vectors it
-    encodes are kept for the next requests, apart: the int8 models' dynamic quantization
-    reads each batch, so a leader's vector from a batch of ten differs a little from the
-    one a catalog's batch gives, and a catalog's matrix is made of its own batches' vectors
-    only (the same as an in-process run makes them), whatever was shortlisted before."""
+    the seconds a request may wait for them, counted from when its catalog is at hand
+    (``ArmRequest.started``); the cache they are read from (the vectors the catalogs' jobs
+    embedded); and ``kept``, where the vectors it encodes are kept for the next requests,
+    apart: the int8 models' dynamic quantization reads each batch, so a leader's vector
+    from a batch of ten differs a little from the one a catalog's batch gives, and a
+    catalog's matrix is made of its own batches' vectors only (the same as an in-process
+    run makes them), whatever was shortlisted before."""
 
     deadline: float
     cache: EmbeddingCache
@@ -166,14 +167,20 @@ class ToolVectors:
         return ToolMatrix(None, hits, misses, deferred=True)
 
     def rows(
-        self, encoders: Ensemble, found: Found, positions: npt.NDArray[np.intp], started: float
+        self,
+        encoders: Ensemble,
+        found: Found,
+        positions: npt.NDArray[np.intp],
+        started: float,
+        *,
+        bounded: bool = True,
     ) -> list[FloatArray] | None:
         """Each model's vectors of the tools at ``positions`` (``Selector``'s shortlist): the
         entry's matrix rows, the catalogs' cache's or the shortlist's own, the rest encoded
         now and kept (``Shortlist.kept``) when all of them are predicted to fit its deadline
-        (counted from ``started``); none past it (nothing encoded). With the helper thread
-        free the models encode side by side and the longest one's prediction is the cost;
-        else one after another, the sum."""
+        (counted from ``started``; not ``bounded``: whatever the prediction); none past it
+        (nothing encoded). With the helper thread free the models encode side by side and
+        the longest one's prediction is the cost; else one after another, the sum."""
         deadline, kept, entry = self.shortlist.deadline, self.shortlist.kept, found.entry
         parts, at = encoders.parts, [int(i) for i in positions]
         keys = [[each[i] for i in at] for each in (entry.keys(p.model_id) for p in parts)]
@@ -191,7 +198,7 @@ class ToolVectors:
             costs = [self.jobs.estimate(parts[i].model_id, texts[i]) for i in todo]
             # side by side: the first here, the others in turn on the one helper thread
             cost = max(costs[0], sum(costs[1:])) if helper is not None else sum(costs)
-            if todo and cost > deadline - (time.perf_counter() - started):
+            if bounded and todo and cost > deadline - (time.perf_counter() - started):
                 return None  # nothing to encode needs no time
             for i, fresh in self._side_by_side(parts, texts, todo, helper).items():
                 _keep(kept, keys[i], got[i], gaps[i], fresh)

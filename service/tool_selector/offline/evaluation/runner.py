@@ -41,7 +41,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.cache import MemoryCache, NullCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble, encode_query, parts_of
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.evaluation.dataset import (
@@ -189,19 +189,22 @@ def cold_selector(warm: Selector, static: Encoder, *, shortlist: int = 0) -> Sel
     vectors are shared with ``warm``. ``shortlist``: the static arm's first that many tools
     re-ranked by the models (``pipeline.shortlist``), as when the deadline has room for their
     vectors, read from ``warm``'s cache (those vectors only, never the whole catalog's where
-    the dense arm looks); 0: the static arm alone, as past the deadline."""
+    the dense arm looks); 0: the static arm alone, as past the deadline (its leaders read
+    by the models only where it would say no match: ``Selector``, encoded then, kept
+    nowhere)."""
     jobs = EmbeddingJobs()
     jobs.close(0.0)
+    past = Shortlist(0.0, NullCache(), NullCache())
     return Selector(
         encoder=warm.encoder,
-        rules=replace(warm.rules, shortlist=shortlist),
+        rules=replace(warm.rules, shortlist=shortlist or warm.rules.shortlist),
         catalogs=CatalogStore(_CATALOG_TOOLS),
         queries=warm.queries,
         jobs=jobs,
         embed_deadline=0.0,
         static=static,
         glossary=warm.glossary,
-        shortlist=Shortlist(math.inf, warm.cache) if shortlist else None,
+        shortlist=Shortlist(math.inf, warm.cache) if shortlist else past,
     )
 
 
