@@ -9,13 +9,13 @@ deadline always or never had room for the shortlist; this runs the real service 
 default settings, no Redis) and sends each real need (``gold`` not empty) of each set's
 ``--split`` as the first request on a catalog nobody has seen: the set's whole catalog with
 a marker of its own after every description (``marker``: characters every tokenizer drops,
-so it ranks as the catalog without them), so no vector of it is cached anywhere, and its
-pattern not yet in the query cache. After each answer it waits until the
-catalog's background job is done (``tool_selector_embedding_queue_depth`` 0 in
-``/metrics``), so each first request meets an idle service, as a new session's first turn
-does. The warm reference is the same catalog with one marker of its own, fully embedded
-first (every encoder: the queue empty, not only ``hybrid`` said), then asked each need
-after its first answer.
+so it ranks as the catalog without them; six characters, more past 4,096 needs), so no
+vector of it is cached anywhere, and its pattern new to the query cache (unless the set
+repeats it). After each answer it waits until the catalog's background job is done
+(``tool_selector_embedding_queue_depth`` 0 in ``/metrics``), so each first request meets an
+idle service, as a new session's first turn does. The warm reference is the same catalog
+with one marker of its own, fully embedded first with a pattern of its own (every encoder:
+the queue empty, not only ``hybrid`` said), then asked each need after its first answer.
 
 Prints, per set, for all its needs and then for those whose first answer took each path
 (``static``: the static arm's answer; ``shortlist``: its leaders read by the models,
@@ -56,6 +56,8 @@ from tool_selector.offline.evaluation.dataset import (
 SEARCH = "/v1/tool-discovery/search"
 HEADERS = {"content-type": "application/json"}
 DEPTH = "tool_selector_embedding_queue_depth "
+#: What embeds the warm catalog: no set's need, so each need's pattern is new at its first.
+WARM_UP = "the benchmark's own pattern, to embed the warm catalog"
 
 
 #: Four format characters (Unicode Cf): the models' and the static tables' tokenizers drop
@@ -66,8 +68,19 @@ INVISIBLE = "\u200b\u200c\u200d\u2060"
 
 
 def marker(index: int, width: int = 6) -> str:
-    """``index`` written in ``INVISIBLE``'s four characters, ``width`` of them (4,096 markers)."""
+    """``index`` written in ``INVISIBLE``'s four characters, ``width`` of them (4,096 markers
+    at 6; ``marker_width`` says how many a run needs)."""
+    if not 0 <= index < 4**width:
+        raise ValueError(f"marker {index} needs more than {width} characters")
     return "".join(INVISIBLE[(index >> (2 * k)) & 3] for k in range(width))
+
+
+def marker_width(markers: int) -> int:
+    """The characters each of ``markers`` distinct markers needs (6 at least)."""
+    width = 6
+    while 4**width < markers:
+        width += 1
+    return width
 
 
 def marked(tools: list[dict[str, Any]], mark: str) -> list[dict[str, Any]]:
@@ -131,13 +144,14 @@ def one_set(
     data = load_dataset(default_bench_dir(), name)
     queries: list[BenchQuery] = [q for q in pick_queries(data.queries, split, limit) if q.gold]
     tools = [msgspec.to_builtins(t) for t in data.tools]
-    warm_tools = marked(tools, marker(0))
-    while ask(client, url, queries[0].text, warm_tools)[1] != "hybrid":
+    width = marker_width(len(queries) + 1)  # the warm catalog's, then one a need
+    warm_tools = marked(tools, marker(0, width))
+    while ask(client, url, WARM_UP, warm_tools)[1] != "hybrid":
         time.sleep(0.2)
     idle(client, url)
     pairs = []
     for i, q in enumerate(queries, 1):  # first, while the pattern is new to the query cache too
-        names, path, took = ask(client, url, q.text, marked(tools, marker(i)))
+        names, path, took = ask(client, url, q.text, marked(tools, marker(i, width)))
         idle(client, url)
         warm = ask(client, url, q.text, warm_tools)[0]
         pairs.append(

@@ -5,7 +5,8 @@
 answered by the warm service (every encoder's vectors of the whole catalog) and, for each
 shortlist size, by a new catalog's first answer (``runner.cold_selector``: the static arm,
 with its first ``size`` tools re-ranked by the models as when the embedding deadline has
-room for their vectors; 0: the static arm alone, as past the deadline). It prints R@1 / R@5
+room for their vectors; 0: the static arm's answer, as past the deadline, read by the
+models only where it says no match, as the service's rescue). It prints R@1 / R@5
 per set and size, and each first answer's R@5 as a share of the warm one's. The shipped size,
 ``fitted.SHORTLIST``, was chosen on ``--split dev``; ``--split test`` judges it.
 """

@@ -215,7 +215,8 @@ class Settings:
         "tools are re-ranked by the models' own vectors of them, embedded first, when the "
         "request's embedding deadline has room for them (their vectors cached, or predicted "
         "to encode in time); past it the static arm's answer stands, unless it says no match "
-        "(then they are read whatever the deadline). 0: off "
+        "(then they are read if predicted within a quarter of a second, whatever is left of "
+        "the deadline). 0: off "
         '(docs/quality.md, "The shortlist").',
         0,
     )

@@ -131,8 +131,9 @@ class StaticTable(HashingEncoder):
     ids=["static", "shortlist"],
 )
 def test_the_cold_rows_are_the_static_path_and_never_embed_the_tools(row: str, arm: str) -> None:
-    """``service cold (static)``: the static arm alone; ``service cold (shortlist)``: its
-    leaders re-ranked by the model. Neither has the catalog's vectors where the dense arm looks."""
+    """``service cold (static)``: the static arm's answer (re-read by the model only where
+    it says no match); ``service cold (shortlist)``: its leaders re-ranked by the model.
+    Neither has the catalog's vectors where the dense arm looks."""
     data = load_dataset(MINI, str(MINI))
     config = EvalConfig(bench_dir=MINI, datasets=(str(MINI),), split="all", progress=False)
     evaluator = Evaluator(HashingEncoder(), config, static=StaticTable())

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from loadtests import first_answers
-from loadtests.first_answers import marked, marker
+from loadtests.first_answers import marked, marker, marker_width
 
 from tool_selector.embeddings.encoder import Ensemble
 from tool_selector.embeddings.factory import encoder_from_settings, static_from_settings
@@ -42,6 +42,10 @@ def test_every_marker_is_its_own() -> None:
     marks = {marker(i) for i in range(4096)}
     assert len(marks) == 4096
     assert all(len(m) == 6 and set(m) <= set(first_answers.INVISIBLE) for m in marks)
+    with pytest.raises(ValueError, match="more than 6"):
+        marker(4096)  # would be marker(0)'s characters again
+    assert [marker_width(n) for n in (1, 4096, 4097, 10_376)] == [6, 6, 7, 7]
+    assert marker(10_375, marker_width(10_376)) != marker(0, 7)
 
 
 def test_a_marked_catalog_ranks_as_the_catalog_but_is_new_to_every_cache() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support import second_static_table, static_table
-from tool_selector.embeddings.cache import MemoryCache
+from tool_selector.embeddings.cache import MemoryCache, NullCache
 from tool_selector.embeddings.encoder import Ensemble, encode_query
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.models import BGE_SMALL
@@ -25,6 +26,7 @@ from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.pipeline.shortlist import _mixed
 from tool_selector.pipeline.tool_vectors import Shortlist
+from tool_selector.ranking.dense import FloatArray
 from tool_selector.ranking.fitted import SHIPPED_STEPS, SHORTLIST, Rules
 from tool_selector.settings import Settings
 from tool_selector_client.wire import Filters, SearchRequest, Tool
@@ -65,16 +67,19 @@ def cold(
     cache: MemoryCache,
     rules: Rules | None = None,
     seconds_per_char: float | None = None,
+    catalogs: NullCache | None = None,
 ) -> Selector:
     """Answers every catalog from the static arm (no model ever embeds its catalogs), with
     ``deadline`` seconds for the shortlist's vectors, read from and kept in ``cache`` (the
-    service keeps them apart: ``test_the_catalogs_matrix_is_its_own_batches``)."""
+    service keeps them apart: ``test_the_catalogs_matrix_is_its_own_batches``); the
+    catalogs' cache is ``catalogs`` (none: an empty one)."""
     jobs = EmbeddingJobs() if seconds_per_char is None else EmbeddingJobs(1, seconds_per_char)
     jobs.close(0.0)
     return Selector(
         encoder=both,
         static=tables,
         jobs=jobs,
+        cache=catalogs,
         embed_deadline=0.0,
         rules=rules or Rules(),
         shortlist=Shortlist(deadline, cache, cache),
@@ -127,8 +132,9 @@ def test_a_static_answer_that_would_say_no_match_is_read_by_the_models(
     both: Ensemble, tables: Ensemble
 ) -> None:
     """Past the deadline the static arm's answer stands, unless it says no match: then the
-    leaders are read by the models whatever the deadline (encoded now), and the answer, or
-    its "no match", rests on their cosines as a warm catalog's does."""
+    leaders are read by the models (encoded now, predicted within ``Shortlist.rescue``,
+    whatever is left of the deadline), and the answer, or its "no match", rests on their
+    cosines as a warm catalog's does."""
     request = SearchRequest(pattern="umbrella needed?", tools=TOOLS)
     alone = cold(both, tables, 0.0, MemoryCache(1 << 24), Rules(shortlist=0)).select(request)
     assert (alone.provenance.arm, alone.ranking.no_match, alone.ranking.names) == (
@@ -137,11 +143,11 @@ def test_a_static_answer_that_would_say_no_match_is_read_by_the_models(
         [],
     )
     cache = MemoryCache(1 << 24)
-    outcome = cold(both, tables, 0.0, cache).select(request)
+    outcome = cold(both, tables, 0.0, cache, seconds_per_char=1e-4).select(request)
     assert (outcome.path, outcome.provenance.arm) == ("static", "shortlist")
     assert outcome.ranking.names[0] == "get_weather"
     assert len(cache) == 2 * Rules().shortlist  # encoded for it, kept for the next request
-    cake = cold(both, tables, 0.0, MemoryCache(1 << 24)).select(
+    cake = cold(both, tables, 0.0, MemoryCache(1 << 24), seconds_per_char=1e-4).select(
         SearchRequest(pattern="bake a cake", tools=TOOLS)
     )
     assert (cake.provenance.arm, cake.ranking.no_match, cake.ranking.names) == (
@@ -151,6 +157,42 @@ def test_a_static_answer_that_would_say_no_match_is_read_by_the_models(
     )
     warm = Selector(encoder=both, embed_deadline=math.inf)
     assert warm.select(SearchRequest(pattern="bake a cake", tools=TOOLS)).ranking.no_match
+
+
+def test_the_rescue_has_its_own_limit(both: Ensemble, tables: Ensemble) -> None:
+    """Leaders predicted past ``Shortlist.rescue`` (at a second a character: minutes) are
+    not encoded: the static answer's "no match" stands."""
+    cache = MemoryCache(1 << 24)
+    request = SearchRequest(pattern="umbrella needed?", tools=TOOLS)
+    outcome = cold(both, tables, 0.0, cache, seconds_per_char=1.0).select(request)
+    assert (outcome.provenance.arm, outcome.ranking.no_match) == ("static", True)
+    assert len(cache) == 0
+
+
+class Lookups(NullCache):
+    """Counts the lookups of the catalogs' cache (the dense arm's, once a model a request)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
+        self.calls += 1
+        return super().get_many(keys)
+
+
+def test_the_rescue_reads_the_arms_before_the_shortlist_once(
+    both: Ensemble, tables: Ensemble
+) -> None:
+    """The rescue reads the answer again from the shortlist on: the dense arm looked the
+    catalog up (and queued its job) once, and the outcome says its job was deferred."""
+    lookups = Lookups()
+    selector = cold(
+        both, tables, 0.0, MemoryCache(1 << 24), seconds_per_char=1e-4, catalogs=lookups
+    )
+    outcome = selector.select(SearchRequest(pattern="umbrella needed?", tools=TOOLS))
+    assert (outcome.provenance.arm, outcome.ranking.names[0]) == ("shortlist", "get_weather")
+    assert lookups.calls == len(both.parts)
+    assert outcome.deferred
 
 
 def test_the_deadline_counts_from_when_the_catalog_is_at_hand(

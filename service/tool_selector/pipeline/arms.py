@@ -352,10 +352,15 @@ def encode_early(sources: Sources, pattern: ReadPattern) -> Ahead:
     return sources.queries.early(encoders, pattern.words, spans)
 
 
-def read_columns(arms: tuple[Arm, ...], request: ArmRequest, params: FusionParams) -> Columns:
+def read_columns(
+    arms: tuple[Arm, ...],
+    request: ArmRequest,
+    params: FusionParams,
+    given: Columns | None = None,
+) -> Columns:
     """Every arm's columns for ``request``, in table order (``params``: the fusion of an
-    answer no dense arm gives)."""
-    columns = Columns(Query("", ()), np.zeros(0, np.float32), params)
+    answer no dense arm gives), added to ``given`` (the columns of the arms before these)."""
+    columns = Columns(Query("", ()), np.zeros(0, np.float32), params) if given is None else given
     for arm in arms:
         columns = arm.read(request, columns)
     return columns

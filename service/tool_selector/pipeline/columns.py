@@ -133,6 +133,9 @@ class Columns:
     #: The multilingual arm would rank this (foreign) pattern but its vectors of the catalog
     #: are not in yet: another arm's answer is ``partial``, not the fully embedded one.
     awaited: bool = False
+    #: The shortlist would have read the static arm's leaders but the deadline had no room
+    #: for them (``Selector`` reads them anyway, as a rescue, where the answer says no match).
+    unread: bool = False
 
     @property
     def dense(self) -> FloatArray | None:
@@ -194,8 +197,9 @@ class ArmRequest:
     learned evidence it reads (``scope``; none: no evidence), the query vectors the
     helper is encoding ahead for it (``ahead``, ``QueryVectors.early``), and the caller's
     filters (none: none sent; the ranking applies them, the shortlist picks its leaders
-    among the tools they leave in). ``unbounded``: the shortlist reads its leaders
-    whatever the deadline (``Selector``: a static answer that would say no match)."""
+    among the tools they leave in). ``rescue``: the static answer said no match with its
+    leaders unread, and the shortlist reads them now if they are predicted to fit
+    ``Shortlist.rescue`` instead of what is left of the deadline (``Selector``)."""
 
     found: Found
     pattern: ReadPattern
@@ -204,7 +208,7 @@ class ArmRequest:
     scope: str | None = None
     ahead: Ahead = field(default_factory=dict)
     filters: Filters | None = None
-    unbounded: bool = False
+    rescue: bool = False
 
 
 class Arm(Protocol):

@@ -38,6 +38,7 @@ from tool_selector.pipeline.controls import controls_of
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.learned import search_reading
 from tool_selector.pipeline.query_vectors import QueryVectors
+from tool_selector.pipeline.shortlist import ShortlistArm
 from tool_selector.pipeline.step_vectors import QueryCache
 from tool_selector.pipeline.tool_vectors import DEFAULT_BATCH, Shortlist, ToolVectors
 from tool_selector.ranking.catalog import Catalog
@@ -144,16 +145,21 @@ class Selector:
             found = self.entry(ask.tools)
         at_hand = time.perf_counter()  # the embedding deadline counts from here (ArmRequest)
         asked = ArmRequest(found, pattern, at_hand, timings, ask.scope, ahead, ask.filters)
-        columns, ranking, filtered = self._answer(ask, asked)
-        if ranking.no_match and _static_alone(columns):  # the models' word before "none"
-            columns, ranking, filtered = self._answer(ask, replace(asked, unbounded=True))
+        first, then = _at_the_rescue(self.arms)
+        given = read_columns(first, asked, self.rules.hybrid)
+        columns, ranking, filtered = self._answer(ask, asked, then, given)
+        if ranking.no_match and columns.unread:  # the models' word before "no match"
+            rescue = replace(asked, rescue=True)
+            columns, ranking, filtered = self._answer(ask, rescue, then, given)
         removed = {**filtered, **ranking.removed}
         return _outcome(ask, found, columns, ranking, removed=removed, timings=timings)
 
-    def _answer(self, ask: Ask, asked: ArmRequest) -> tuple[Columns, Ranking, dict[str, int]]:
-        """The arms' columns for ``asked``, their ranking, and what the caller's controls
-        left out."""
-        columns = read_columns(self.arms, asked, self.rules.hybrid)
+    def _answer(
+        self, ask: Ask, asked: ArmRequest, arms: tuple[Arm, ...], given: Columns
+    ) -> tuple[Columns, Ranking, dict[str, int]]:
+        """``given`` with ``arms``' columns for ``asked`` added, their ranking, and what the
+        caller's controls left out."""
+        columns = read_columns(arms, asked, self.rules.hybrid, given)
         with timed(asked.timings, "fuse"):
             pattern, entry = asked.pattern, asked.found.entry
             context = self.rules.context
@@ -201,14 +207,16 @@ class Selector:
         return self.vectors.embedded(tools, self.encoders)
 
 
-def _static_alone(columns: Columns) -> bool:
-    """Whether the static arm's answer stands unread by the models (past the deadline): a
-    new catalog's answer that says "no match" on the static tables' evidence alone, which
-    is read again with the shortlist whatever the deadline (``ArmRequest.unbounded``), so
-    that an empty answer, the costliest answer to a real need (SPEC.md rule 4), rests on
-    the models' own cosines of the leaders, as a warm catalog's does."""
-    cosines = columns.cosines
-    return cosines is not None and cosines.provenance.arm == "static"
+def _at_the_rescue(arms: tuple[Arm, ...]) -> tuple[tuple[Arm, ...], tuple[Arm, ...]]:
+    """The arms before the shortlist and those from it on. A static answer that says "no
+    match" on the static tables' evidence alone, its leaders unread past the deadline
+    (``Columns.unread``), is read again from the shortlist on (a rescue,
+    ``ArmRequest.rescue``), so that an empty answer, the costliest to a real need (SPEC.md
+    rule 4), rests on the models' cosines of the leaders, as a warm catalog's does; the
+    arms before it are read once."""
+    shortlist = (i for i, arm in enumerate(arms) if isinstance(arm, ShortlistArm))
+    at = next(shortlist, len(arms))
+    return arms[:at], arms[at:]
 
 
 def _rank(

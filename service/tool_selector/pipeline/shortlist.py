@@ -13,11 +13,12 @@ lowest shortlisted one, so the signals that read the whole column (its z-scores,
 whole catalog and no tool below the shortlist climbs above it on its estimate. A multi-step
 pattern (``ReadPattern.steps``) keeps the static arm's answer: its tools lie beyond one
 shortlist (each step's own), and capped there they lost (docs/quality.md). So does every
-answer past the deadline, except one that says no match: ``Selector`` reads it again with
-``ArmRequest.unbounded``, and the leaders are read whatever the deadline, so an empty answer
-rests on the models' cosines. So does one read with the static query vector (no model
-loaded). The models are those the static arm paired its tables with (``arms.paired``: both,
-or MiniLM alone where bge-small's table is missing).
+answer past the deadline (``Columns.unread``), except one that says no match: ``Selector``
+reads it again from this arm on with ``ArmRequest.rescue``, and the leaders are read if
+predicted to fit ``Shortlist.rescue`` (a quarter of a second), whatever is left of the
+deadline, so an empty answer rests on the models' cosines. So does one read with the static
+query vector (no model loaded). The models are those the static arm paired its tables with
+(``arms.paired``: both, or MiniLM alone where bge-small's table is missing).
 
 The leaders are picked among the tools the caller's filters leave in
 (``controls.filter_mask``): a denied tool costs no encode and takes no allowed tool's place.
@@ -65,11 +66,11 @@ class ShortlistArm:
             allowed, _ = filter_mask(request.filters, request.found.entry)
             picked = _leaders(fuse(sig, params), allowed, size)
             found, started = request.found, request.started
-            rows = None
-            if len(picked):
-                rows = src.tools.rows(models, found, picked, started, bounded=not request.unbounded)
-            if rows is None:
-                return columns  # past the deadline, or every tool filtered out
+            if not len(picked):
+                return columns  # every tool filtered out
+            rows = src.tools.rows(models, found, picked, started, rescue=request.rescue)
+            if rows is None:  # past the deadline (or the rescue's limit): the static answer
+                return columns if request.rescue else replace(columns, unread=True)
             qvec, _ = src.queries.vector(models, request.pattern.words, (), request.ahead)
             scores = _mixed(cosines.scores, picked, cosine_scores(qvec, models.combine(rows)))
             bar = cosines.bar

@@ -38,6 +38,11 @@ from tool_selector_client.wire import Tool
 DEFAULT_BATCH = 16
 
 
+#: Seconds a rescue may spend on the shortlist's leaders (``Shortlist.rescue``): a static
+#: answer that says no match is read by the models when they are predicted to take no more
+#: (ten short agent-set tools: 55-93 ms on a slow 2-vCPU VM; ten of Arcade's long texts,
+#: over 0.4 s, stay static), well inside a proxy's 1-2 s timeout.
+RESCUE_SECONDS = 0.25
 #: Bytes of the shortlist's own vectors kept (``Shortlist.kept``): about 2,700 vectors of
 #: 384 floats, the leaders of 130 catalogs.
 SHORTLIST_BYTES = 4 << 20
@@ -52,11 +57,19 @@ class Shortlist:
     apart: the int8 models' dynamic quantization reads each batch, so a leader's vector
     from a batch of ten differs a little from the one a catalog's batch gives, and a
     catalog's matrix is made of its own batches' vectors only (the same as an in-process
-    run makes them), whatever was shortlisted before."""
+    run makes them), whatever was shortlisted before. ``rescue``: the seconds the leaders
+    may take, predicted, when the static answer said no match (``ArmRequest.rescue``),
+    whatever is left of the deadline."""
 
     deadline: float
     cache: EmbeddingCache
     kept: EmbeddingCache = field(default_factory=lambda: MemoryCache(SHORTLIST_BYTES))
+    rescue: float = RESCUE_SECONDS
+
+    def room(self, started: float, *, rescue: bool = False) -> float:
+        """The seconds the leaders' encode may take now: what is left of the deadline,
+        counted from ``started`` (when the catalog was at hand), or a rescue's own."""
+        return self.rescue if rescue else self.deadline - (time.perf_counter() - started)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,15 +186,14 @@ class ToolVectors:
         positions: npt.NDArray[np.intp],
         started: float,
         *,
-        bounded: bool = True,
+        rescue: bool = False,
     ) -> list[FloatArray] | None:
         """Each model's vectors of the tools at ``positions`` (``Selector``'s shortlist): the
         entry's matrix rows, the catalogs' cache's or the shortlist's own, the rest encoded
-        now and kept (``Shortlist.kept``) when all of them are predicted to fit its deadline
-        (counted from ``started``; not ``bounded``: whatever the prediction); none past it
-        (nothing encoded). With the helper thread free the models encode side by side and
-        the longest one's prediction is the cost; else one after another, the sum."""
-        deadline, kept, entry = self.shortlist.deadline, self.shortlist.kept, found.entry
+        now and kept (``Shortlist.kept``) when all are predicted to fit (``Shortlist.room``);
+        else none (nothing encoded). With the helper thread free the models encode side by
+        side and the longest one's prediction is the cost; else one after another, the sum."""
+        kept, entry = self.shortlist.kept, found.entry
         parts, at = encoders.parts, [int(i) for i in positions]
         keys = [[each[i] for i in at] for each in (entry.keys(p.model_id) for p in parts)]
         got: list[list[FloatArray | None]] = []
@@ -198,7 +210,7 @@ class ToolVectors:
             costs = [self.jobs.estimate(parts[i].model_id, texts[i]) for i in todo]
             # side by side: the first here, the others in turn on the one helper thread
             cost = max(costs[0], sum(costs[1:])) if helper is not None else sum(costs)
-            if bounded and todo and cost > deadline - (time.perf_counter() - started):
+            if todo and cost > self.shortlist.room(started, rescue=rescue):
                 return None  # nothing to encode needs no time
             for i, fresh in self._side_by_side(parts, texts, todo, helper).items():
                 _keep(kept, keys[i], got[i], gaps[i], fresh)

@@ -11,7 +11,8 @@ reused, as the endpoint reuses a resent tool list), with the real encoder and an
 - ``service (no abstention)``: the hybrid top-k order before the relevance bar;
 - ``service cold (static)`` (when the run has the static table): what the endpoint answers
   for a catalog the model has not embedded yet, past its embedding deadline: the static
-  arm's tool vectors against the model's query vector (``cold_selector``);
+  arm's tool vectors against the model's query vector, an answer that says no match read
+  again by the models (``cold_selector``);
 - ``service cold (shortlist)`` (likewise): the same with the static arm's first tools
   re-ranked by the models, as when the request's embedding deadline has room for their
   vectors (``pipeline.shortlist``).
@@ -189,12 +190,13 @@ def cold_selector(warm: Selector, static: Encoder, *, shortlist: int = 0) -> Sel
     vectors are shared with ``warm``. ``shortlist``: the static arm's first that many tools
     re-ranked by the models (``pipeline.shortlist``), as when the deadline has room for their
     vectors, read from ``warm``'s cache (those vectors only, never the whole catalog's where
-    the dense arm looks); 0: the static arm alone, as past the deadline (its leaders read
-    by the models only where it would say no match: ``Selector``, encoded then, kept
-    nowhere)."""
+    the dense arm looks); 0: the static arm's answer, as past the deadline, with its leaders
+    read by the models only where it says no match (``Selector``'s rescue: encoded then,
+    kept nowhere; its time limit, ``Shortlist.rescue``, not modelled: the best case, as the
+    shortlist's row has its deadline's)."""
     jobs = EmbeddingJobs()
     jobs.close(0.0)
-    past = Shortlist(0.0, NullCache(), NullCache())
+    past = Shortlist(0.0, NullCache(), NullCache(), rescue=math.inf)
     return Selector(
         encoder=warm.encoder,
         rules=replace(warm.rules, shortlist=shortlist or warm.rules.shortlist),
