@@ -9,7 +9,7 @@ deadline always or never had room for the shortlist; this runs the real service 
 default settings, no Redis) and sends each real need (``gold`` not empty) of each set's
 ``--split`` as the first request on a catalog nobody has seen: the set's whole catalog with
 a marker of its own after every description (``marker``: characters every tokenizer drops,
-so it ranks as the catalog without them; six characters, more past 4,096 needs), so no
+so it ranks as the catalog without them; six characters, seven from 4,096 needs on), so no
 vector of it is cached anywhere, and its pattern new to the query cache (unless the set
 repeats it). After each answer it waits until the catalog's background job is done
 (``tool_selector_embedding_queue_depth`` 0 in ``/metrics``), so each first request meets an

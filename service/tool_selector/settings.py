@@ -215,9 +215,17 @@ class Settings:
         "tools are re-ranked by the models' own vectors of them, embedded first, when the "
         "request's embedding deadline has room for them (their vectors cached, or predicted "
         "to encode in time); past it the static arm's answer stands, unless it says no match "
-        "(then they are read if predicted within a quarter of a second, whatever is left of "
-        "the deadline). 0: off "
+        "(then `TOOL_SELECTOR_SHORTLIST_RESCUE_MS`). 0: off "
         '(docs/quality.md, "The shortlist").',
+        0,
+    )
+    shortlist_rescue_ms: int = _setting(
+        500,
+        "A new catalog's static answer that says no match, its leaders unread past the "
+        "embedding deadline, is read by the models when their encode of the leaders is "
+        "predicted within this many ms (or what is left of the deadline, if more): an empty "
+        "answer then rests on the models' word. 0: never (the static tables' no match "
+        'stands; docs/quality.md, "No empty first answer on the static tables\' word alone").',
         0,
     )
     embed_queue_size: int = _setting(

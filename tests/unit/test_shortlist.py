@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry
 
 from tests.support import second_static_table, static_table
 from tool_selector.embeddings.cache import MemoryCache, NullCache
@@ -20,6 +21,9 @@ from tool_selector.embeddings.encoder import Ensemble, encode_query
 from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.models import BGE_SMALL
 from tool_selector.embeddings.static import StaticEncoder
+from tool_selector.http.wiring import build_selector
+from tool_selector.metrics import Metrics
+from tool_selector.pipeline import selector as selector_module
 from tool_selector.pipeline import tool_vectors
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.jobs import EmbeddingJobs
@@ -193,6 +197,46 @@ def test_the_rescue_reads_the_arms_before_the_shortlist_once(
     assert (outcome.provenance.arm, outcome.ranking.names[0]) == ("shortlist", "get_weather")
     assert lookups.calls == len(both.parts)
     assert outcome.deferred
+
+
+def test_only_an_unread_no_match_is_rescued(
+    both: Ensemble, tables: Ensemble, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The arms from the shortlist on are read a second time only where the shortlist
+    declined for time and the answer says no match: not with the shortlist off, nor with
+    every tool filtered out, nor for an answer with tools; a rescue the limit declines
+    leaves the first ranking as it was."""
+    reads: list[int] = []
+    read = selector_module.read_columns
+
+    def counted(*args: Any) -> Any:
+        reads.append(len(args[0]))
+        return read(*args)
+
+    monkeypatch.setattr(selector_module, "read_columns", counted)
+
+    def passes(selector: Selector, pattern: str, filters: Filters | None = None) -> int:
+        reads.clear()
+        selector.select(SearchRequest(pattern=pattern, tools=TOOLS, filters=filters))
+        return len(reads)
+
+    quick, cache = {"seconds_per_char": 1e-4}, MemoryCache(1 << 24)
+    off = cold(both, tables, 0.0, cache, Rules(shortlist=0), **quick)
+    assert passes(off, "umbrella needed?") == 2  # the arms before the shortlist, then the rest
+    assert passes(cold(both, tables, 0.0, cache, **quick), PATTERN) == 2
+    denied = Filters(deny=["*"])
+    assert passes(cold(both, tables, 0.0, cache, **quick), "umbrella needed?", denied) == 2
+    assert passes(cold(both, tables, 0.0, cache, **quick), "umbrella needed?") == 3
+    slow = cold(both, tables, 0.0, MemoryCache(1 << 24), seconds_per_char=1.0)
+    assert passes(slow, "umbrella needed?") == 3  # tried, declined: the static answer stands
+
+
+def test_the_service_wires_the_rescues_limit() -> None:
+    def rescue(ms: int) -> float:
+        settings = Settings(encoder="none", shortlist_rescue_ms=ms)
+        return build_selector(settings, Metrics(CollectorRegistry())).vectors.shortlist.rescue
+
+    assert (rescue(500), rescue(0)) == (0.5, 0.0)
 
 
 def test_the_deadline_counts_from_when_the_catalog_is_at_hand(

@@ -26,6 +26,7 @@ from tool_selector.metrics import Metrics
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.jobs import EmbeddingJobs, JobEvent
 from tool_selector.pipeline.selector import Selector
+from tool_selector.pipeline.tool_vectors import Shortlist
 from tool_selector.ranking.fitted import LEARN, SHIPPED_STEPS, Rules
 from tool_selector.ranking.glossary import default_glossary
 from tool_selector.ranking.language import glossary_forms
@@ -58,6 +59,9 @@ def build_selector(
         queries=BoundedLRU(settings.query_cache_size),
         jobs=jobs,
         embed_deadline=settings.embed_deadline_ms / 1000,
+        shortlist=Shortlist(
+            settings.embed_deadline_ms / 1000, cache, rescue=settings.shortlist_rescue_ms / 1000
+        ),
         batch_size=settings.embed_batch_size,
         glossary=default_glossary() if settings.glossary else None,
         rules=Rules(

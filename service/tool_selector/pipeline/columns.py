@@ -134,7 +134,8 @@ class Columns:
     #: are not in yet: another arm's answer is ``partial``, not the fully embedded one.
     awaited: bool = False
     #: The shortlist would have read the static arm's leaders but the deadline had no room
-    #: for them (``Selector`` reads them anyway, as a rescue, where the answer says no match).
+    #: for them (``Selector`` reads them as a rescue where the answer says no match, when
+    #: they are predicted within ``Shortlist.rescue``).
     unread: bool = False
 
     @property

@@ -147,26 +147,27 @@ class Selector:
         asked = ArmRequest(found, pattern, at_hand, timings, ask.scope, ahead, ask.filters)
         first, then = _at_the_rescue(self.arms)
         given = read_columns(first, asked, self.rules.hybrid)
-        columns, ranking, filtered = self._answer(ask, asked, then, given)
+        columns = read_columns(then, asked, self.rules.hybrid, given)
+        ranking, filtered = self._ranked(ask, asked, columns)
         if ranking.no_match and columns.unread:  # the models' word before "no match"
-            rescue = replace(asked, rescue=True)
-            columns, ranking, filtered = self._answer(ask, rescue, then, given)
+            rescued = read_columns(then, replace(asked, rescue=True), self.rules.hybrid, given)
+            if rescued.provenance.arm == "shortlist":  # else the static answer stands
+                columns = rescued
+                ranking, filtered = self._ranked(ask, asked, columns)
         removed = {**filtered, **ranking.removed}
         return _outcome(ask, found, columns, ranking, removed=removed, timings=timings)
 
-    def _answer(
-        self, ask: Ask, asked: ArmRequest, arms: tuple[Arm, ...], given: Columns
-    ) -> tuple[Columns, Ranking, dict[str, int]]:
-        """``given`` with ``arms``' columns for ``asked`` added, their ranking, and what the
-        caller's controls left out."""
-        columns = read_columns(arms, asked, self.rules.hybrid, given)
+    def _ranked(
+        self, ask: Ask, asked: ArmRequest, columns: Columns
+    ) -> tuple[Ranking, dict[str, int]]:
+        """The ranking of ``columns`` and what the caller's controls left out."""
         with timed(asked.timings, "fuse"):
             pattern, entry = asked.pattern, asked.found.entry
             context = self.rules.context
             controls, filtered = controls_of(ask, entry, columns, self.query_vectors, context)
             foreign = pattern.foreign or may_be_foreign(pattern.text)
             ranking = _rank(ask, entry.catalog, columns, controls, foreign=foreign)
-        return columns, ranking, filtered
+        return ranking, filtered
 
     @property
     def encoder(self) -> Encoder | None:

@@ -15,8 +15,8 @@ pattern (``ReadPattern.steps``) keeps the static arm's answer: its tools lie bey
 shortlist (each step's own), and capped there they lost (docs/quality.md). So does every
 answer past the deadline (``Columns.unread``), except one that says no match: ``Selector``
 reads it again from this arm on with ``ArmRequest.rescue``, and the leaders are read if
-predicted to fit ``Shortlist.rescue`` (a quarter of a second), whatever is left of the
-deadline, so an empty answer rests on the models' cosines. So does one read with the static
+predicted to fit ``Shortlist.rescue`` (half a second, or what is left of the deadline if
+more), so an empty answer rests on the models' cosines. So does one read with the static
 query vector (no model loaded). The models are those the static arm paired its tables with
 (``arms.paired``: both, or MiniLM alone where bge-small's table is missing).
 
