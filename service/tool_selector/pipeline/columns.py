@@ -200,7 +200,7 @@ class ArmRequest:
     filters (none: none sent; the ranking applies them, the shortlist picks its leaders
     among the tools they leave in). ``rescue``: the static answer said no match with its
     leaders unread, and the shortlist reads them now if they are predicted to fit
-    ``Shortlist.rescue`` instead of what is left of the deadline (``Selector``)."""
+    ``Shortlist.rescue`` (or what is left of the deadline, if more; ``Selector``)."""
 
     found: Found
     pattern: ReadPattern

@@ -61,8 +61,8 @@ class Shortlist:
     from a batch of ten differs a little from the one a catalog's batch gives, and a
     catalog's matrix is made of its own batches' vectors only (the same as an in-process
     run makes them), whatever was shortlisted before. ``rescue``: the seconds the leaders
-    may take, predicted, when the static answer said no match (``ArmRequest.rescue``),
-    whatever is left of the deadline."""
+    may take, predicted, when the static answer said no match (``ArmRequest.rescue``), or
+    what is left of the deadline if more."""
 
     deadline: float
     cache: EmbeddingCache
