@@ -47,7 +47,7 @@ from tool_selector.pipeline import calibration
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore, Found
 from tool_selector.pipeline.helper import Helper
-from tool_selector.pipeline.jobs import EmbeddingJobs, _lower_priority
+from tool_selector.pipeline.jobs import EmbeddingJobs, lower_priority
 from tool_selector.pipeline.selector import Selector
 from tool_selector.pipeline.tool_vectors import ToolVectors
 from tool_selector.ranking.fitted import Rules
@@ -92,9 +92,15 @@ def _leaders(cold: Selector, data: Dataset, queries: int, seed: int) -> list[lis
     asked: list[list[int]] = []
 
     def taken(
-        encoders: Ensemble, found: Found, positions: npt.NDArray[np.intp], started: float
+        encoders: Ensemble,
+        found: Found,
+        positions: npt.NDArray[np.intp],
+        started: float,
+        *,
+        rescue: bool = False,
     ) -> None:
-        asked.append([int(i) for i in positions])
+        if not rescue:  # a rescue asks for the same leaders again
+            asked.append([int(i) for i in positions])
 
     cold.vectors.rows = taken  # type: ignore[method-assign]
     for q in picked:
@@ -146,14 +152,14 @@ def _side_by_side(models: Ensemble, each: dict[str, list[str]], helper: Helper) 
 @contextlib.contextmanager
 def _beside(models: Ensemble, texts: dict[str, list[str]], on: bool) -> Iterator[None]:
     """While inside: a niced thread encoding batches of ``BATCH`` of ``texts``, each model's
-    in turn, as a catalog's background job (``jobs._lower_priority``); nothing when off."""
+    in turn, as a catalog's background job (``jobs.lower_priority``); nothing when off."""
     if not on:
         yield
         return
     stop = threading.Event()
 
     def job() -> None:
-        _lower_priority()
+        lower_priority()
         rng = random.Random(0)
         while not stop.is_set():
             for part in models.parts:

@@ -45,6 +45,7 @@ from tests.support import start_service
 
 from loadtests.coldstart import _path
 from loadtests.second_encoder import p
+from loadtests.shortlist import recalls
 from tool_selector.offline.evaluation.dataset import (
     BenchQuery,
     Split,
@@ -52,8 +53,8 @@ from tool_selector.offline.evaluation.dataset import (
     load_dataset,
     pick_queries,
 )
+from tool_selector_client.wire import SEARCH_PATH
 
-SEARCH = "/v1/tool-discovery/search"
 HEADERS = {"content-type": "application/json"}
 DEPTH = "tool_selector_embedding_queue_depth "
 #: What embeds the warm catalog: no set's need, so each need's pattern is new at its first.
@@ -113,15 +114,10 @@ def ask(
     """The answer's names, its path (``coldstart._path``) and the client's ms."""
     body = json.dumps({"pattern": pattern, "top_k": 5, "tools": tools}).encode()
     sent = time.perf_counter()
-    r = client.post(url + SEARCH, content=body, headers=HEADERS)
+    r = client.post(url + SEARCH_PATH, content=body, headers=HEADERS)
     ms = 1000 * (time.perf_counter() - sent)
     r.raise_for_status()
     return list(r.json()["selected_names"]), _path(r.headers), ms
-
-
-def recalls(names: list[str], gold: tuple[str, ...]) -> tuple[float, float]:
-    one = float(bool(names) and names[0] in gold)
-    return one, len(set(names[:5]) & set(gold)) / len(gold)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Collection
 
 from tool_selector.embeddings.factory import (
     encoder_from_settings,
@@ -32,8 +33,9 @@ from tool_selector.ranking.glossary import default_glossary
 from tool_selector.settings import Settings
 
 
-def _recalls(names: list[str], gold: set[str]) -> tuple[float, float]:
-    return float(bool(names[:1]) and names[0] in gold), len(gold & set(names[:5])) / len(gold)
+def recalls(names: list[str], gold: Collection[str]) -> tuple[float, float]:
+    """R@1 and R@5 of one answer (``names``, best first) against its ``gold``."""
+    return float(bool(names) and names[0] in gold), len(set(gold) & set(names[:5])) / len(gold)
 
 
 def run(split: str, sizes: list[int], limit: int | None, datasets: list[str]) -> list[str]:
@@ -66,7 +68,7 @@ def run(split: str, sizes: list[int], limit: int | None, datasets: list[str]) ->
         for q in queries:
             request, gold = Ask(pattern=q.text, tools=source, top_k=5), set(q.gold)
             for key, selector in (("warm", warm), *firsts.items()):
-                one, five = _recalls(selector.select(request).ranking.names, gold)
+                one, five = recalls(selector.select(request).ranking.names, gold)
                 sums[key][0] += one
                 sums[key][1] += five
         n, warm5 = len(queries), sums["warm"][1]

@@ -208,7 +208,7 @@ class EmbeddingJobs:
                 self._thread.start()
 
     def _work(self) -> None:
-        _lower_priority()
+        lower_priority()
         while (item := self._next()) is not None:
             job, task = item
             result: FloatArray | None = None
@@ -245,7 +245,7 @@ class EmbeddingJobs:
             self._on_event(event)
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
     """Nice this thread (Linux: per-thread), so background embedding yields CPU to requests."""
     with contextlib.suppress(AttributeError, OSError):  # not Linux, or not permitted
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from tool_selector.embeddings.cache import EmbeddingCache, NullCache
 from tool_selector.embeddings.encoder import Encoder, Ensemble
@@ -145,7 +146,7 @@ class Selector:
             found = self.entry(ask.tools)
         at_hand = time.perf_counter()  # the embedding deadline counts from here (ArmRequest)
         asked = ArmRequest(found, pattern, at_hand, timings, ask.scope, ahead, ask.filters)
-        first, then = _at_the_rescue(self.arms)
+        first, then = self._at_the_rescue
         given = read_columns(first, asked, self.rules.hybrid)
         columns = read_columns(then, asked, self.rules.hybrid, given)
         ranking, filtered = self._ranked(ask, asked, columns)
@@ -168,6 +169,18 @@ class Selector:
             foreign = pattern.foreign or may_be_foreign(pattern.text)
             ranking = _rank(ask, entry.catalog, columns, controls, foreign=foreign)
         return ranking, filtered
+
+    @cached_property
+    def _at_the_rescue(self) -> tuple[tuple[Arm, ...], tuple[Arm, ...]]:
+        """The arms before the shortlist and those from it on. A static answer that says "no
+        match" on the static tables' evidence alone, its leaders unread past the deadline
+        (``Columns.unread``), is read again from the shortlist on (a rescue,
+        ``ArmRequest.rescue``), so that an empty answer, the costliest to a real need
+        (SPEC.md rule 4), rests on the models' cosines of the leaders, as a warm catalog's
+        does; the arms before it are read once."""
+        shortlist = (i for i, arm in enumerate(self.arms) if isinstance(arm, ShortlistArm))
+        at = next(shortlist, len(self.arms))
+        return self.arms[:at], self.arms[at:]
 
     @property
     def encoder(self) -> Encoder | None:
@@ -206,18 +219,6 @@ class Selector:
         the entry ``select`` answers from, so callers that need the texts or the vectors
         (``tool-selector eval``'s reference rankers) never derive them a second time."""
         return self.vectors.embedded(tools, self.encoders)
-
-
-def _at_the_rescue(arms: tuple[Arm, ...]) -> tuple[tuple[Arm, ...], tuple[Arm, ...]]:
-    """The arms before the shortlist and those from it on. A static answer that says "no
-    match" on the static tables' evidence alone, its leaders unread past the deadline
-    (``Columns.unread``), is read again from the shortlist on (a rescue,
-    ``ArmRequest.rescue``), so that an empty answer, the costliest to a real need (SPEC.md
-    rule 4), rests on the models' cosines of the leaders, as a warm catalog's does; the
-    arms before it are read once."""
-    shortlist = (i for i, arm in enumerate(arms) if isinstance(arm, ShortlistArm))
-    at = next(shortlist, len(arms))
-    return arms[:at], arms[at:]
 
 
 def _rank(
