@@ -5,8 +5,11 @@ Names are ``tool_selector_*``; every label has a small closed set of values.
 
 from __future__ import annotations
 
+from typing import get_args
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
+from tool_selector.pipeline.columns import Rescue
 from tool_selector.ranking.request_parts import PATTERN_KINDS
 
 #: Request latency buckets, dense around the proxy's 150 ms p95 budget.
@@ -129,6 +132,17 @@ class Metrics:
             ["embedded"],
             registry=registry,
         )
+        self.rescues = Counter(
+            "tool_selector_rescues_total",
+            "Static answers that said no match on the static tables' word alone, a new "
+            "catalog's leaders unread past the deadline, by what the rescue did: read (the "
+            "models encoded the leaders and the answer rests on their cosines) or declined "
+            "(predicted past TOOL_SELECTOR_SHORTLIST_RESCUE_MS: the static answer stands).",
+            ["result"],
+            registry=registry,
+        )
+        for result in get_args(Rescue):  # each reads 0 until the first rescue
+            self.rescues.labels(result)
         self.ranking_path = Counter(
             "tool_selector_ranking_path_total",
             "Searches answered, by ranking path.",

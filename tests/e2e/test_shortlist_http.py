@@ -98,3 +98,48 @@ def test_the_service_measures_each_models_rate_at_start(
     assert list(rates) == [MINILM.model_id, BGE_SMALL.model_id]
     assert all(float(r) > 0 for r in rates.values())
     assert RATES.search(roomy.log()) is None
+
+
+#: A catalog where the static tables see no weather in "umbrella needed?" and the models do
+#: (``tests/unit/test_shortlist.py``'s).
+RESCUED_TOOLS = [
+    {"name": f"tool_{i}", "description": f"Manage the {thing} of a project"}
+    for i, thing in enumerate("issues labels milestones releases branches tags webhooks".split())
+] + [
+    {"name": "send_message", "description": "Post a message to a Slack channel"},
+    {"name": "get_weather", "description": "Current weather and forecast for a city"},
+]
+
+
+def test_a_rescue_is_counted_and_logged(tmp_path: Path) -> None:
+    """No room within the deadline, so the first answer is the static arm's; where it says no
+    match the models read its leaders (``rescue``), as the log line and the metric say; an
+    answer with tools is not rescued (``rescue``: null)."""
+    env = {
+        "TOOL_SELECTOR_EMBED_DEADLINE_MS": "0",
+        "TOOL_SELECTOR_SHORTLIST_RESCUE_MS": "10000",
+        "TOOL_SELECTOR_CALIBRATE_ENCODE": "false",
+    }
+    proc = start_service(tmp_path, env)
+    try:
+        body = {"pattern": "umbrella needed?", "tools": RESCUED_TOOLS, "top_k": 3}
+        r = httpx.post(proc.url + SEARCH_PATH, json=body, timeout=60)
+        assert r.status_code == 200, r.text
+        assert r.json()["selected_names"][0] == "get_weather"
+        record = logged(proc, r.headers[SEARCH_ID_HEADER])
+        assert isinstance(record["ranking"], dict)
+        assert (r.headers["x-tool-selector-ranking"], record["ranking"]["arm"]) == (
+            "static",
+            "shortlist",
+        )
+        assert record["rescue"] == "read"
+        other = [{**t, "name": t["name"] + "_2"} for t in RESCUED_TOOLS]  # a new catalog
+        body = {"pattern": "post a message to the Slack channel", "tools": other, "top_k": 3}
+        plain = httpx.post(proc.url + SEARCH_PATH, json=body, timeout=60)
+        assert plain.json()["selected_names"][0] == "send_message_2"
+        assert logged(proc, plain.headers[SEARCH_ID_HEADER])["rescue"] is None
+        metrics = httpx.get(proc.url + "/metrics").text
+        assert 'tool_selector_rescues_total{result="read"} 1.0' in metrics
+        assert 'tool_selector_rescues_total{result="declined"} 0.0' in metrics
+    finally:
+        proc.stop()

@@ -146,18 +146,20 @@ def test_a_static_answer_that_would_say_no_match_is_read_by_the_models(
         True,
         [],
     )
+    assert alone.rescue is None  # the shortlist off: no rescue asked
     cache = MemoryCache(1 << 24)
     outcome = cold(both, tables, 0.0, cache, seconds_per_char=1e-4).select(request)
-    assert (outcome.path, outcome.provenance.arm) == ("static", "shortlist")
+    assert (outcome.path, outcome.provenance.arm, outcome.rescue) == ("static", "shortlist", "read")
     assert outcome.ranking.names[0] == "get_weather"
     assert len(cache) == 2 * Rules().shortlist  # encoded for it, kept for the next request
     cake = cold(both, tables, 0.0, MemoryCache(1 << 24), seconds_per_char=1e-4).select(
         SearchRequest(pattern="bake a cake", tools=TOOLS)
     )
-    assert (cake.provenance.arm, cake.ranking.no_match, cake.ranking.names) == (
+    assert (cake.provenance.arm, cake.ranking.no_match, cake.ranking.names, cake.rescue) == (
         "shortlist",
         True,
         [],
+        "read",
     )
     warm = Selector(encoder=both, embed_deadline=math.inf)
     assert warm.select(SearchRequest(pattern="bake a cake", tools=TOOLS)).ranking.no_match
@@ -170,6 +172,7 @@ def test_the_rescue_has_its_own_limit(both: Ensemble, tables: Ensemble) -> None:
     request = SearchRequest(pattern="umbrella needed?", tools=TOOLS)
     outcome = cold(both, tables, 0.0, cache, seconds_per_char=1.0).select(request)
     assert (outcome.provenance.arm, outcome.ranking.no_match) == ("static", True)
+    assert outcome.rescue == "declined"
     assert len(cache) == 0
 
 

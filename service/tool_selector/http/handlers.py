@@ -199,6 +199,7 @@ def _record(
             "no_match": outcome.ranking.no_match,
             "path": outcome.path,
             "deferred": outcome.deferred,
+            "rescue": outcome.rescue,
             "ms": round(elapsed * 1000, 2),
             "stages_ms": {k: round(v * 1000, 2) for k, v in outcome.timings.items()},
         },
@@ -232,6 +233,8 @@ def _count(
     m.selected.observe(len(outcome.ranking.picked))
     m.ranking_path.labels(outcome.path).inc()
     m.embedded_answers.labels(outcome.provenance.embedded).inc()
+    if outcome.rescue is not None:
+        m.rescues.labels(outcome.rescue).inc()
     if outcome.ranking.learned_moved:
         m.learned_answers.inc()
     if outcome.ranking.no_match:

@@ -35,6 +35,10 @@ ArmName = Literal["dense", "multilingual", "static", "shortlist", "lexical"]
 #: or the shortlist arm's leaders only), or no model's were read (``none``: the static table
 #: or words alone).
 Embedded = Literal["complete", "partial", "none"]
+#: What a rescue did (``Selector``): the models read the static answer's leaders (``read``:
+#: the answer rests on their cosines, a match or not), or the limit declined them
+#: (``declined``: the static answer stands); ``None`` where none was asked.
+Rescue = Literal["read", "declined"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from tool_selector.pipeline.columns import (
     Columns,
     Provenance,
     RankingPath,
+    Rescue,
     Sources,
     read_pattern,
     timed,
@@ -57,7 +58,8 @@ class Outcome:
     """A ranking plus what it took to make it (for metrics and logs). ``removed``: how many
     tools each of the caller's controls left out (``Removed``'s fields; empty: none sent).
     ``provenance``: the arm and encoders that ranked it, and whether they had the whole
-    catalog's vectors."""
+    catalog's vectors. ``rescue``: what a rescue of a static "no match" did (``Rescue``;
+    ``None``: none was asked)."""
 
     ranking: Ranking
     path: RankingPath
@@ -75,6 +77,7 @@ class Outcome:
     #: The key the catalog is stored under (logged: ``POST /v1/catalog/lint`` takes it).
     catalog_key: str = ""
     provenance: Provenance = field(default_factory=Provenance)
+    rescue: Rescue | None = None
 
 
 class Selector:
@@ -150,13 +153,17 @@ class Selector:
         given = read_columns(first, asked, self.rules.hybrid)
         columns = read_columns(then, asked, self.rules.hybrid, given)
         ranking, filtered = self._ranked(ask, asked, columns)
+        rescue: Rescue | None = None
         if ranking.no_match and columns.unread:  # the models' word before "no match"
             rescued = read_columns(then, replace(asked, rescue=True), self.rules.hybrid, given)
-            if rescued.provenance.arm == "shortlist":  # else the static answer stands
+            rescue = "read" if rescued.provenance.arm == "shortlist" else "declined"
+            if rescue == "read":  # else the static answer stands
                 columns = rescued
                 ranking, filtered = self._ranked(ask, asked, columns)
         removed = {**filtered, **ranking.removed}
-        return _outcome(ask, found, columns, ranking, removed=removed, timings=timings)
+        return _outcome(
+            ask, found, columns, ranking, removed=removed, timings=timings, rescue=rescue
+        )
 
     def _ranked(
         self, ask: Ask, asked: ArmRequest, columns: Columns
@@ -252,6 +259,7 @@ def _outcome(
     *,
     removed: dict[str, int],
     timings: dict[str, float],
+    rescue: Rescue | None = None,
 ) -> Outcome:
     catalog = found.entry.catalog
     return Outcome(
@@ -270,4 +278,5 @@ def _outcome(
         removed=removed,
         catalog_key=found.key,
         provenance=columns.provenance,
+        rescue=rescue,
     )
