@@ -235,7 +235,8 @@ def main(argv: list[str] | None = None) -> None:
     with threadpool_limits(1):
         rows = run(args.datasets, args.queries, args.train, args.beside_job)
     print("\n".join(rows))
-    print(f"\n$ PYTHONPATH=service:. python -m loadtests.estimate {shlex.join(sys.argv[1:])}")
+    given = sys.argv[1:] if argv is None else argv
+    print(f"\n$ PYTHONPATH=service:. python -m loadtests.estimate {shlex.join(given)}")
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.flood:
         traffics.append(Traffic(traffics[0].wrong, args.flood))
     results = run(sets, traffics, args.split)
-    command = "python -m loadtests.learn_http " + " ".join(sys.argv[1:])
+    command = "python -m loadtests.learn_http " + " ".join(sys.argv[1:] if argv is None else argv)
     sys.stdout.write(f"`{command}`\n\n{table(results)}\n")
     report = {"command": command, "results": [r.as_dict() for r in results]}
     args.output.write_text(json.dumps(report, indent=2) + "\n")

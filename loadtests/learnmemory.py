@@ -122,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes |= in_redis(args.redis, min(args.records, 5_000))
     for what, size in sizes.items():
         print(f"{what:>22}: {size / 1000:6.2f} KB")
-    print(f"command: python -m loadtests.learnmemory {' '.join(sys.argv[1:])}".rstrip())
+    given = " ".join(sys.argv[1:] if argv is None else argv)
+    print(f"command: python -m loadtests.learnmemory {given}".rstrip())
     return 0
 
 

@@ -120,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--searches", type=int, default=220_000)
     args = parser.parse_args(argv)
     print("\n".join(run(args.searches)))
-    print(f"\n$ PYTHONPATH=service:. python -m loadtests.remember {' '.join(sys.argv[1:])}")
+    given = " ".join(sys.argv[1:] if argv is None else argv)
+    print(f"\n$ PYTHONPATH=service:. python -m loadtests.remember {given}")
     return 0
 
 
