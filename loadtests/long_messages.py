@@ -412,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(
         "command: PYTHONPATH=service:. python -m loadtests.long_messages "
-        + " ".join(argv or sys.argv[1:])
+        + " ".join(sys.argv[1:] if argv is None else argv)
     )
     modes = {"on": [True], "off": [False], "both": [False, True]}[args.find_request]
     for mode in modes:

@@ -5,12 +5,13 @@ Names are ``tool_selector_*``; every label has a small closed set of values.
 
 from __future__ import annotations
 
-from typing import get_args
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
-from tool_selector.pipeline.columns import Rescue
 from tool_selector.ranking.request_parts import PATTERN_KINDS
+
+#: The results ``tool_selector_rescues_total`` counts: ``pipeline.columns.Rescue``'s values
+#: (a test holds them equal; imported here, that module would bring numpy and the pipeline).
+RESCUE_RESULTS = ("read", "declined")
 
 #: Request latency buckets, dense around the proxy's 150 ms p95 budget.
 LATENCY_BUCKETS = (
@@ -141,7 +142,7 @@ class Metrics:
             ["result"],
             registry=registry,
         )
-        for result in get_args(Rescue):  # each reads 0 until the first rescue
+        for result in RESCUE_RESULTS:  # each reads 0 until the first rescue
             self.rescues.labels(result)
         self.ranking_path = Counter(
             "tool_selector_ranking_path_total",

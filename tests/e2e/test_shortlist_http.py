@@ -101,7 +101,7 @@ def test_the_service_measures_each_models_rate_at_start(
 
 
 #: A catalog where the static tables see no weather in "umbrella needed?" and the models do
-#: (``tests/unit/test_shortlist.py``'s).
+#: (nine of ``tests/unit/test_shortlist.py``'s seventeen tools).
 RESCUED_TOOLS = [
     {"name": f"tool_{i}", "description": f"Manage the {thing} of a project"}
     for i, thing in enumerate("issues labels milestones releases branches tags webhooks".split())

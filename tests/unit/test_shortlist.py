@@ -7,7 +7,7 @@ import math
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pytest
@@ -22,10 +22,11 @@ from tool_selector.embeddings.factory import encoder_from_settings
 from tool_selector.embeddings.models import BGE_SMALL
 from tool_selector.embeddings.static import StaticEncoder
 from tool_selector.http.wiring import build_selector
-from tool_selector.metrics import Metrics
+from tool_selector.metrics import RESCUE_RESULTS, Metrics
 from tool_selector.pipeline import selector as selector_module
 from tool_selector.pipeline import tool_vectors
 from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.columns import Rescue
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.pipeline.shortlist import _mixed
@@ -72,6 +73,7 @@ def cold(
     rules: Rules | None = None,
     seconds_per_char: float | None = None,
     catalogs: NullCache | None = None,
+    rescue: float = tool_vectors.RESCUE_SECONDS,
 ) -> Selector:
     """Answers every catalog from the static arm (no model ever embeds its catalogs), with
     ``deadline`` seconds for the shortlist's vectors, read from and kept in ``cache`` (the
@@ -86,7 +88,7 @@ def cold(
         cache=catalogs,
         embed_deadline=0.0,
         rules=rules or Rules(),
-        shortlist=Shortlist(deadline, cache, cache),
+        shortlist=Shortlist(deadline, cache, cache, rescue=rescue),
     )
 
 
@@ -127,6 +129,7 @@ def test_past_the_deadline_the_static_arm_answers_and_nothing_is_encoded(
         "none",
     )
     assert len(cache) == 0
+    assert outcome.rescue is None  # an answer with tools: nothing to rescue
     off = cold(both, tables, math.inf, cache, Rules(shortlist=0)).select(request)
     assert (off.provenance.arm, off.ranking) == ("static", outcome.ranking)
     assert len(cache) == 0
@@ -232,6 +235,18 @@ def test_only_an_unread_no_match_is_rescued(
     assert passes(cold(both, tables, 0.0, cache, **quick), "umbrella needed?") == 3
     slow = cold(both, tables, 0.0, MemoryCache(1 << 24), seconds_per_char=1.0)
     assert passes(slow, "umbrella needed?") == 3  # tried, declined: the static answer stands
+    never = cold(both, tables, 0.0, MemoryCache(1 << 24), rescue=0.0, **quick)
+    assert passes(never, "umbrella needed?") == 2  # TOOL_SELECTOR_SHORTLIST_RESCUE_MS=0
+    outcome = never.select(SearchRequest(pattern="umbrella needed?", tools=TOOLS))
+    assert (outcome.provenance.arm, outcome.ranking.no_match, outcome.rescue) == (
+        "static",
+        True,
+        None,
+    )
+
+
+def test_the_rescues_metric_counts_each_result() -> None:
+    assert get_args(Rescue) == RESCUE_RESULTS
 
 
 def test_the_service_wires_the_rescues_limit() -> None:

@@ -154,12 +154,13 @@ class Selector:
         columns = read_columns(then, asked, self.rules.hybrid, given)
         ranking, filtered = self._ranked(ask, asked, columns)
         rescue: Rescue | None = None
-        if ranking.no_match and columns.unread:  # the models' word before "no match"
+        if ranking.no_match and columns.unread and self.vectors.shortlist.rescue > 0:
             rescued = read_columns(then, replace(asked, rescue=True), self.rules.hybrid, given)
-            rescue = "read" if rescued.provenance.arm == "shortlist" else "declined"
-            if rescue == "read":  # else the static answer stands
-                columns = rescued
+            if rescued.provenance.arm == "shortlist":  # the models' word before "no match"
+                columns, rescue = rescued, "read"
                 ranking, filtered = self._ranked(ask, asked, columns)
+            else:  # the static answer stands
+                rescue = "declined"
         removed = {**filtered, **ranking.removed}
         return _outcome(
             ask, found, columns, ranking, removed=removed, timings=timings, rescue=rescue
