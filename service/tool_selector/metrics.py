@@ -137,8 +137,10 @@ class Metrics:
             "tool_selector_rescues_total",
             "Static answers that said no match on the static tables' word alone, a new "
             "catalog's leaders unread past the deadline, by what the rescue did: read (the "
-            "models encoded the leaders and the answer rests on their cosines) or declined "
-            "(predicted past TOOL_SELECTOR_SHORTLIST_RESCUE_MS: the static answer stands).",
+            "models read the leaders, from the caches or encoded, and the answer rests on their "
+            "cosines) or declined (their encode predicted past "
+            "TOOL_SELECTOR_SHORTLIST_RESCUE_MS, or the deadline's rest if more: the static "
+            "answer stands).",
             ["result"],
             registry=registry,
         )
