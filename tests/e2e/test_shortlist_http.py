@@ -44,18 +44,26 @@ def logged(service: ServiceProcess, sid: str) -> dict[str, object]:
     return wait_until(find, 10, f"the log line of search {sid}")
 
 
+def answered(
+    service: ServiceProcess, pattern: str, tools: list[dict[str, str]]
+) -> tuple[httpx.Response, dict[str, object]]:
+    """The service's top three of ``tools`` for ``pattern`` (a 200) and its search's log line."""
+    body = {"pattern": pattern, "tools": tools, "top_k": 3}
+    r = httpx.post(service.url + SEARCH_PATH, json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    return r, logged(service, r.headers[SEARCH_ID_HEADER])
+
+
 def test_the_first_answer_is_the_models_reading_of_the_static_leaders(
     roomy: ServiceProcess,
 ) -> None:
-    body = {"pattern": "post a note in the team chat room", "tools": TOOLS, "top_k": 3}
-    r = httpx.post(roomy.url + SEARCH_PATH, json=body, timeout=60)
-    assert r.status_code == 200, r.text
+    r, record = answered(roomy, "post a note in the team chat room", TOOLS)
     assert r.json()["selected_names"][0] == "send_chat_message"
     assert (r.headers["x-tool-selector-ranking"], r.headers["x-tool-selector-embedded"]) == (
         "static",
         "partial",
     )
-    ranking = logged(roomy, r.headers[SEARCH_ID_HEADER])["ranking"]
+    ranking = record["ranking"]
     assert isinstance(ranking, dict)
     models = f"{MINILM.model_id}+{BGE_SMALL.model_id}"  # after the two static tables' ids
     assert (ranking["arm"], ranking["embedded"]) == ("shortlist", "partial")
@@ -73,10 +81,8 @@ def test_with_the_shortlist_off_the_static_arm_answers(tmp_path: Path) -> None:
     }
     proc = start_service(tmp_path, env)
     try:
-        body = {"pattern": "post a note in the team chat room", "tools": TOOLS, "top_k": 3}
-        r = httpx.post(proc.url + SEARCH_PATH, json=body, timeout=60)
-        assert r.status_code == 200, r.text
-        ranking = logged(proc, r.headers[SEARCH_ID_HEADER])["ranking"]
+        r, record = answered(proc, "post a note in the team chat room", TOOLS)
+        ranking = record["ranking"]
         assert isinstance(ranking, dict)
         assert (r.headers["x-tool-selector-ranking"], ranking["arm"]) == ("static", "static")
         assert ranking["embedded"] == "none"
@@ -122,11 +128,8 @@ def test_a_rescue_is_counted_and_logged(tmp_path: Path) -> None:
     }
     proc = start_service(tmp_path, env)
     try:
-        body = {"pattern": "umbrella needed?", "tools": RESCUED_TOOLS, "top_k": 3}
-        r = httpx.post(proc.url + SEARCH_PATH, json=body, timeout=60)
-        assert r.status_code == 200, r.text
+        r, record = answered(proc, "umbrella needed?", RESCUED_TOOLS)
         assert r.json()["selected_names"][0] == "get_weather"
-        record = logged(proc, r.headers[SEARCH_ID_HEADER])
         assert isinstance(record["ranking"], dict)
         assert (r.headers["x-tool-selector-ranking"], record["ranking"]["arm"]) == (
             "static",
@@ -134,10 +137,9 @@ def test_a_rescue_is_counted_and_logged(tmp_path: Path) -> None:
         )
         assert record["rescue"] == "read"
         other = [{**t, "name": t["name"] + "_2"} for t in RESCUED_TOOLS]  # a new catalog
-        body = {"pattern": "post a message to the Slack channel", "tools": other, "top_k": 3}
-        plain = httpx.post(proc.url + SEARCH_PATH, json=body, timeout=60)
+        plain, plain_record = answered(proc, "post a message to the Slack channel", other)
         assert plain.json()["selected_names"][0] == "send_message_2"
-        assert logged(proc, plain.headers[SEARCH_ID_HEADER])["rescue"] is None
+        assert plain_record["rescue"] is None
         metrics = httpx.get(proc.url + "/metrics").text
         assert 'tool_selector_rescues_total{result="read"} 1.0' in metrics
         assert 'tool_selector_rescues_total{result="declined"} 0.0' in metrics
