@@ -486,7 +486,7 @@ def table(results: list[Result], args: argparse.Namespace) -> str:
         f"encoder `{args.encoder}` (naive baseline `{args.naive_encoder}`), "
         f"{args.duration:g}s per scenario.",
         "",
-        f"Command: `{' '.join(['python', '-m', 'loadtests.bench', *sys.argv[1:]])}`",
+        f"Command: `{' '.join(['python', '-m', 'loadtests.bench', *args.given])}`",
         "",
         "| server | scenario | offered req/s | sent | ok | failed | p50 ms | p95 ms | p99 ms | "
         "throughput req/s | one-at-a-time p50 / p99 ms | query-cache hits (open loop) | "
@@ -558,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--update-readme", action="store_true", help="rewrite loadtests/README.md")
     args = parser.parse_args(argv)
+    args.given = sys.argv[1:] if argv is None else argv  # what the report's command says
     args.duration = args.duration or (10.0 if args.quick else 30.0)
     args.load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     results = run(args)
