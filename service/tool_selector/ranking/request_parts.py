@@ -68,6 +68,7 @@ with the English cues only, so it is mostly ranked as the sender's own prose.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -98,40 +99,45 @@ _TIMESTAMP = r"\[?\(?(?:\d{4}[-/.]\d{2}[-/.]\d{2}|\d{2}[-/.]\d{2}[-/.]\d{2,4})[T
 _DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _LEVELS = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE|PANIC)"
-#: Machine text, recognised by how the line starts (or is made).
-_PASTED_SHAPES = "|".join(
-    [
-        rf"{_TIMESTAMP}",  # 2026-01-03 12:00:01 ..., [2026/01/03 ...
-        r"(?:\d{1,3}\.){3}\d{1,3}\b",  # nginx, apache: 203.0.113.7 - - [27/Nov/2026:...
-        r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\s",  # the same from an IPv6 address
-        r"\S+ \S+ \S+ \[\d{1,2}/\w{3}/\d{4}:",  # common log format from a host name
-        rf"(?:(?:{_DAYS}),? )?(?:{_MONTHS})\.? {{1,2}}\d{{1,2}},? (?:\d{{4}} )?\d{{1,2}}:\d{{2}}",
-        r"\d{10}(?:\.\d+)?\s",  # epoch seconds first
-        r"(?:[A-Za-z_][\w.-]+=(?:\"[^\"]*\"|\S*)\s+){2}",  # logfmt: ts=... level=info msg=..."
-        r"\[?\d{1,2}:\d{2}:\d{2}",  # 12:00:01.123 ...
-        rf"\[?{_LEVELS}\b[\]:|\s]",  # ERROR: ..., [WARN] ...
-        r"[A-Z]\d{4} \d{2}:\d{2}",  # glog: E0103 12:00:01
-        r"at [\w$.<>/]+\(",  # Java frame
-        r"File \"[^\"]*\", line \d+",  # Python frame
-        r"Traceback \(most recent call last\)",
-        r"Caused by:",
-        r"\.\.\. \d+ (?:more|common frames)",
-        r"[\w.]+(?:Error|Exception|Warning)(?::|$)",  # ValueError: ..., java.io.IOException
-        r"(?:#|//|/\*|\*/|<!--|--\s|;;)",  # comments (and markdown headings)
-        r"(?:def|class|import|from|return|function|const|let|var|public|private|if|for|"
-        r"while|elif|else|try|except|catch|SELECT|INSERT|UPDATE|CREATE TABLE)\b[^.!?]*"
-        r"[:;{(=]\s*$",  # code statements
-        r"[{}\]<]|\[(?!\w{1,20}\]\s)|\"[\w-]+\"\s*:",  # JSON, XML, HTML (not "[tag] ...")
-        r"[\w.-]+\s*[:=]\s*\S+\s*$",  # key: value, key = value
-        r"(?:https?://|www\.)\S+(?:\s+(?:https?://|www\.)\S+)*\s*$",  # URLs only
-        r">",  # quoted text
-        r"On [^\n]{5,120} wrote:\s*$",  # a quoted e-mail's header
-        r"\*\*|__",  # a bold line: a document's own heading or question
-        r"\|.*\|",  # markdown table row
-        r"[-=+*_]{3,}",  # rules and table borders
-        r"\$ |> |>>> |PS [A-Z]:",  # shell prompts
-    ]
+#: A code statement's first word.
+_KEYWORD = (
+    r"(?:def|class|import|from|return|function|const|let|var|public|private|if|for|"
+    r"while|elif|else|try|except|catch|SELECT|INSERT|UPDATE|CREATE TABLE)\b"
 )
+#: A code statement: its first word, then no sentence end before a ``:;{(=`` that ends a
+#: line (``_Statements`` reads the same across a whole message, in one pass).
+_STATEMENT = rf"{_KEYWORD}[^.!?]*[:;{{(=]\s*$"
+#: Machine text, recognised by how the line starts (or is made).
+_SHAPES = [
+    rf"{_TIMESTAMP}",  # 2026-01-03 12:00:01 ..., [2026/01/03 ...
+    r"(?:\d{1,3}\.){3}\d{1,3}\b",  # nginx, apache: 203.0.113.7 - - [27/Nov/2026:...
+    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\s",  # the same from an IPv6 address
+    r"\S+ \S+ \S+ \[\d{1,2}/\w{3}/\d{4}:",  # common log format from a host name
+    rf"(?:(?:{_DAYS}),? )?(?:{_MONTHS})\.? {{1,2}}\d{{1,2}},? (?:\d{{4}} )?\d{{1,2}}:\d{{2}}",
+    r"\d{10}(?:\.\d+)?\s",  # epoch seconds first
+    r"(?:[A-Za-z_][\w.-]+=(?:\"[^\"]*\"|\S*)\s+){2}",  # logfmt: ts=... level=info msg=..."
+    r"\[?\d{1,2}:\d{2}:\d{2}",  # 12:00:01.123 ...
+    rf"\[?{_LEVELS}\b[\]:|\s]",  # ERROR: ..., [WARN] ...
+    r"[A-Z]\d{4} \d{2}:\d{2}",  # glog: E0103 12:00:01
+    r"at [\w$.<>/]+\(",  # Java frame
+    r"File \"[^\"]*\", line \d+",  # Python frame
+    r"Traceback \(most recent call last\)",
+    r"Caused by:",
+    r"\.\.\. \d+ (?:more|common frames)",
+    r"[\w.]+(?:Error|Exception|Warning)(?::|$)",  # ValueError: ..., java.io.IOException
+    r"(?:#|//|/\*|\*/|<!--|--\s|;;)",  # comments (and markdown headings)
+    _STATEMENT,  # code statements
+    r"[{}\]<]|\[(?!\w{1,20}\]\s)|\"[\w-]+\"\s*:",  # JSON, XML, HTML (not "[tag] ...")
+    r"[\w.-]+\s*[:=]\s*\S+\s*$",  # key: value, key = value
+    r"(?:https?://|www\.)\S+(?:\s+(?:https?://|www\.)\S+)*\s*$",  # URLs only
+    r">",  # quoted text
+    r"On [^\n]{5,120} wrote:\s*$",  # a quoted e-mail's header
+    r"\*\*|__",  # a bold line: a document's own heading or question
+    r"\|.*\|",  # markdown table row
+    r"[-=+*_]{3,}",  # rules and table borders
+    r"\$ |> |>>> |PS [A-Z]:",  # shell prompts
+]
+_PASTED_SHAPES = "|".join(_SHAPES)
 _PASTED = re.compile(_PASTED_SHAPES)
 #: A tag in front of a message, a label and not part of what it says: a ticket or message
 #: id, a marker, a mention, a channel ("[JIRA-123]", "[a1b2c3]", "(urgent)", "@bot",
@@ -149,8 +155,17 @@ TAGS = 3
 _TAGS = rf"(?:{_TAG}[:,]?[ \t]+){{1,{TAGS}}}"
 _TAGGED = re.compile(_TAGS)
 #: A line that is not machine text by its start: at most three spaces of indentation, then
-#: none of the shapes above. Found by one scan of the whole message (in C, not per line).
-_PROSE_LINE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
+#: none of the shapes above but a code statement (``_Statements``). Found by one scan of
+#: the whole message (in C, not per line); its trailing blanks are cut after (a lazy group
+#: before them cost the square of a run of blanks followed by text).
+_PROSE_LINE = re.compile(
+    rf"^ {{0,3}}(?!{'|'.join(x for x in _SHAPES if x is not _STATEMENT)})(\S[^\n]*)$", re.M
+)
+_KEYWORD_AT = re.compile(_KEYWORD)
+#: A character that ends a code statement's line, and a sentence's end.
+_STATEMENT_END = re.compile(r"[:;{(=]")
+_SENTENCE_END = re.compile(r"[.!?]")
+_BLANKS = re.compile(r"\s*")
 #: A number written with thousands separators, money or not: "$2,000,000", "1,250.50".
 _NUMBER = re.compile(r"(?<![\w,.])[$€£]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|,\d)")
 #: A ``key=value`` pair (logfmt, a query string's fields, a config dump), its key a name
@@ -253,6 +268,37 @@ _OBJECT_STARTS = frozenset(
 _DOC_VERBS = frozenset("run set see note use enable disable configure ensure call".split())
 
 
+class _Statements:
+    """Where ``_STATEMENT`` matches in a whole message (``re.M``), in one pass: its
+    ``[^.!?]*`` crosses lines, so the regex scanned from every line that opens with a
+    keyword to the next sentence end (the square of a paste's length without one). A
+    statement opens at ``start`` when the keyword is there and the first ``:;{(=`` after it
+    whose blanks run to a line's end comes before the first ``.!?`` after it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ends = [m.start() for m in _STATEMENT_END.finditer(text) if self._ends_line(m.end())]
+        self.stops = [m.start() for m in _SENTENCE_END.finditer(text)]
+
+    def _ends_line(self, at: int) -> bool:
+        """Whether ``\\s*$`` (``re.M``) matches at ``at``: its blanks reach the text's end or
+        hold a line break. (Each run is read once: ``:;{(=`` is not a blank.)"""
+        blanks = _BLANKS.match(self.text, at)
+        end = blanks.end() if blanks else at
+        return end == len(self.text) or self.text.find("\n", at, end) >= 0
+
+    def opens(self, start: int) -> bool:
+        keyword = _KEYWORD_AT.match(self.text, start)
+        if keyword is None:
+            return False
+        after = keyword.end()
+        end = bisect.bisect_left(self.ends, after)
+        stop = bisect.bisect_left(self.stops, after)
+        return end < len(self.ends) and (
+            stop == len(self.stops) or self.ends[end] < self.stops[stop]
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
     """One line or sentence of a message, where it starts, and its request score."""
@@ -267,7 +313,7 @@ def parts(text: str) -> list[Part]:
     fields and blob checks, then ``REPEATS`` lines of one template), short ones whole and
     longer ones as sentences, each scored (``request_score``); in message order. Pasted
     lines are not parts."""
-    lines = [(m.group(1), m.start(1)) for m in _PROSE_LINE.finditer(text)]
+    lines = prose_lines(text)
     templates = Counter(_DIGITS.sub("#", line) for line, _ in lines)
     found: list[Part] = []
     seen: dict[str, list[Part]] = {}  # a paste repeats its lines: each is read once
@@ -277,6 +323,18 @@ def parts(text: str) -> list[Part]:
             seen[line] = [] if machine else _line_parts(line, 0)
         found.extend(Part(p.text, start + p.start, p.score) for p in seen[line])
     return _past_tags(text, found)
+
+
+def prose_lines(text: str) -> list[tuple[str, int]]:
+    """Each line of ``text`` that is not machine text by its start, without its trailing
+    blanks, and where it starts: what ``_PROSE_LINE`` with every shape of ``_SHAPES`` in its
+    lookahead found, in time linear in the message (``_Statements``)."""
+    statements = _Statements(text)
+    return [
+        (m.group(1).rstrip(" \t\r\f\v"), m.start(1))
+        for m in _PROSE_LINE.finditer(text)
+        if not statements.opens(m.start(1))
+    ]
 
 
 def _past_tags(text: str, found: list[Part]) -> list[Part]:

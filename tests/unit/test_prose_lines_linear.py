@@ -1,0 +1,102 @@
+"""``prose_lines`` finds what the single regex of before found, in time linear in the
+message: that regex's lazy group before trailing blanks cost the square of a run of blanks
+followed by text (51 KB of spaces held the process for 15 s, every request behind it), and
+its code statement's ``[^.!?]*`` scanned from every keyword line to the next sentence end
+(a 258 KB SQL dump without a full stop: 3 s). The old regex is the oracle here; no test
+asserts a time (loadtests print them)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tool_selector.ranking.request_parts import _PASTED_SHAPES, prose_lines, read_message
+
+#: The regex ``prose_lines`` replaced, as it was.
+BEFORE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
+
+PIECES = [
+    "if",
+    "for ",
+    "from",
+    "INSERT",
+    "SELECT ",
+    "CREATE TABLE",
+    "return",
+    "def",
+    "x",
+    "word ",
+    "please find the file",
+    "(",
+    ")",
+    ";",
+    ":",
+    "{",
+    "=",
+    ".",
+    "!",
+    "?",
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\n",
+    "\n",
+    "\r",
+    "\f",
+    "\v",
+    "\u00a0",
+    "\u2028",
+    "a=b ",
+    '"k": ',
+    "# ",
+    "> ",
+    "2026-01-03 ",
+    "ERROR: ",
+    "http://a.b ",
+    "| c |",
+    "---",
+    "é",
+    "请",
+]
+
+
+def before(text: str) -> list[tuple[str, int]]:
+    return [(m.group(1), m.start(1)) for m in BEFORE.finditer(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40))
+def test_the_same_lines_as_the_regex_before(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert prose_lines(text) == before(text)
+
+
+def test_statements_across_lines_are_still_machine_text() -> None:
+    text = "SELECT name, age\nFROM users\nWHERE age > 3;\nif (x\nplease find it\nfor now, thanks\n"
+    found = prose_lines(text)
+    assert found == before(text)
+    lines = [line for line, _ in found]
+    assert "SELECT name, age" not in lines  # its ";" ends a later line, no full stop between
+    assert lines == ["FROM users", "WHERE age > 3;", "if (x", "please find it", "for now, thanks"]
+
+
+def test_a_long_run_of_blanks_is_read() -> None:
+    """51 KB of spaces inside the request: the request is read (it took 15 s before)."""
+    text = "please find the file " + " " * 50_000 + "report.pdf on the shared drive"
+    found = read_message(text, 1_000, 600)
+    assert found is not None
+    assert "find the file" in found[0]
+
+
+def test_a_dump_of_statements_without_a_full_stop_keeps_its_request() -> None:
+    dump = "\n".join(
+        f"INSERT INTO users (id, name, age) VALUES ({i}, 'user{i}', {20 + i % 50});"
+        for i in range(4_000)
+    )
+    text = f"Here is the dump:\n{dump}\nCan you load these rows into the staging database?"
+    found = read_message(text, 1_000, 600)
+    assert found is not None
+    assert "load these rows into the staging database" in found[0]
