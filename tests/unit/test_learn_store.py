@@ -703,3 +703,72 @@ def test_remembered_searches_and_feedback_are_not_tracked_by_the_collector() -> 
     assert not gc.is_tracked(search)
     assert not gc.is_tracked(called(1))
     assert not gc.is_tracked(SHOWN.decode(ENCODE(search)))  # as read back from disk or Redis
+
+
+def test_feedback_after_a_record_cut_by_a_crash_survives_the_next_restart(
+    tmp_path: Path,
+) -> None:
+    """Appends behind a cut record were read, at the next start, as the cut record's rest:
+    every feedback acknowledged since was lost (and its search with it). The cut record is
+    now cut off the file when it is read."""
+    first = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    for i in (1, 2):
+        first.remember(shown(i))
+        first.add("s", called(i))
+    first.close()
+    for path in [tmp_path / "searches.bin", *(tmp_path / "scopes").glob("*.bin")]:
+        path.write_bytes(path.read_bytes()[:-3])
+    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    for i in (3, 4):
+        again.remember(shown(i))
+        assert again.add("s", called(i))
+    again.close()
+    third = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        assert third.events("s")[1] == (called(1), called(3), called(4))
+        assert [third.recall(f"{i:032x}") is not None for i in (1, 3, 4)] == [True, True, True]
+    finally:
+        third.close()
+
+
+def test_a_scope_file_cut_before_its_name_is_written_afresh(tmp_path: Path) -> None:
+    first = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    first.add("s", called(1))
+    first.close()
+    (path,) = (tmp_path / "scopes").glob("*.bin")
+    path.write_bytes(path.read_bytes()[:3])
+    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    assert again.add("s", called(2))
+    again.close()
+    third = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        assert third.events("s")[1] == (called(2),)
+    finally:
+        third.close()
+
+
+def test_a_scope_file_that_cannot_be_rewritten_keeps_the_feedback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk at the scope file's rewrite raised a bare OSError (a 500) after the
+    feedback was kept and claimed; now the rewrite waits and the feedback stands."""
+    real = dir_store._write_synced
+
+    def full(f: Any, payloads: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(dir_store, "_write_synced", full)
+    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        kept = [store.add("s", called(i)) for i in range(40)]
+        assert all(kept)
+        assert not list((tmp_path / "scopes").glob("*.tmp"))
+        monkeypatch.setattr(dir_store, "_write_synced", real)
+        assert not store.add("s", called(39))  # claimed: a duplicate
+    finally:
+        store.close()
+    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        assert again.events("s")[1] == store.events("s")[1]
+    finally:
+        again.close()

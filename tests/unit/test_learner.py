@@ -17,7 +17,7 @@ from tool_selector.learning.learner import RETRY_COSINE, RETRY_SECONDS, Learner
 from tool_selector.learning.records import Called
 from tool_selector.learning.redis_store import RedisStore
 from tool_selector.learning.store import Bounds, MemoryStore
-from tool_selector.ranking.learned import Evidence, LearnRule
+from tool_selector.ranking.learned import SECONDS_PER_DAY, Evidence, LearnRule
 
 READING = (np.eye(4, dtype=np.float32)[0], (11, 12))
 TOOLS = [("ida", "get_a"), ("idb", "get_b")]
@@ -308,3 +308,22 @@ def test_a_store_that_cannot_tell_the_caller_s_recent_feedback_takes_it_as_no_re
     it.remember("s2", "scope", "proxy", READING, TOOLS)
     assert it.feedback("s2", ["get_a"]).status == "accepted"
     assert [r.retry for r in store.events("scope")[1]] == [False, False]
+
+
+def test_feedback_past_its_time_to_live_stops_voting_though_nobody_feeds_the_scope() -> None:
+    """The evidence built was reused while the store's version stood still, and it moves only
+    when the scope is fed or forgotten: feedback 200 days old (the rule's ttl: 180) still
+    voted until the process restarted."""
+    clock = Clock()
+    it = learner(clock)
+    for i in range(3):
+        it.remember(f"s{i}", "scope", "proxy", READING, TOOLS)
+        assert it.feedback(f"s{i}", ["get_a"]).status == "accepted"
+    built = it.evidence("scope")
+    assert built is not None
+    assert len(built) == 3
+    clock.now += 179 * SECONDS_PER_DAY
+    assert it.evidence("scope") is built  # within the ttl: what was built is reused
+    clock.now += 2 * SECONDS_PER_DAY
+    aged = it.evidence("scope")
+    assert aged is None or len(aged) == 0

@@ -152,8 +152,18 @@ class DirStore:
             self._memory.add(scope, record)
             self._counts[scope] = self._counts.get(scope, 0) + 1
             if self._counts[scope] > 1.5 * self._memory.size(scope) + REWRITE_SLACK:
-                self._rewrite_scope(scope)
+                self._compact(scope)
             return True
+
+    def _compact(self, scope: str) -> None:
+        """The scope's file rewritten from the records kept; one that cannot be (a full
+        disk) is said and tried again after as many feedbacks: the feedback at hand is kept
+        and claimed already, and the file still holds every record kept."""
+        try:
+            self._rewrite_scope(scope)
+        except OSError as exc:
+            _log.warning("learning folder: a scope's file not rewritten: %s", exc.strerror)
+            self._counts[scope] = self._memory.size(scope)
 
     def _stamped(self, path: Path) -> None:
         """Give ``path`` a time later than every scope file's: the order scopes were fed in,
@@ -248,11 +258,16 @@ def _write_synced(f: IO[bytes], payloads: Iterable[bytes]) -> None:
 
 
 def _replace(path: Path, payloads: Sequence[bytes]) -> None:
-    """Write ``payloads`` to ``path`` whole (a new file renamed over the old one)."""
+    """Write ``payloads`` to ``path`` whole (a new file renamed over the old one; failing,
+    the old file stays and the new one goes)."""
     tmp = path.with_suffix(".tmp")
-    with tmp.open("wb") as f:
-        _write_synced(f, payloads)
-    tmp.replace(path)
+    try:
+        with tmp.open("wb") as f:
+            _write_synced(f, payloads)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _decoded(payloads: Iterable[bytes], decode: Callable[[bytes], T]) -> Iterator[T]:
@@ -264,17 +279,30 @@ def _decoded(payloads: Iterable[bytes], decode: Callable[[bytes], T]) -> Iterato
             continue
 
 
-def _records(path: Path) -> Iterator[bytes]:
-    """The whole records of ``path`` (none when it is missing; a cut last one skipped)."""
+def _records(path: Path) -> list[bytes]:
+    """The whole records of ``path`` (none when it is missing). A last record cut short (a
+    crash or a full disk mid-append) is cut off the file, so the next append lands after the
+    whole ones: behind the cut bytes, the next start would read it as their rest and stop
+    there, losing every record appended since. A file left with no whole record goes (a
+    scope's is written afresh, its name first)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return
-    at = 0
+        return []
+    out, at = [], 0
     while at + _LENGTH.size <= len(data):
         (size,) = _LENGTH.unpack_from(data, at)
         end = at + _LENGTH.size + size
         if end > len(data):
-            return
-        yield data[at + _LENGTH.size : end]
+            break
+        out.append(data[at + _LENGTH.size : end])
         at = end
+    if at < len(data):
+        _log.warning("learning folder: %s ended in a cut record; cut off", path.name)
+        if at:
+            fed = path.stat()
+            os.truncate(path, at)
+            os.utime(path, ns=(fed.st_atime_ns, fed.st_mtime_ns))  # when it was fed, kept
+        else:
+            path.unlink()
+    return out

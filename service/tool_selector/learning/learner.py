@@ -28,7 +28,7 @@ from tool_selector.errors import LearningUnavailable
 from tool_selector.learning.records import Called, Shown
 from tool_selector.learning.store import LearnStore
 from tool_selector.ranking.dense import FloatArray
-from tool_selector.ranking.learned import Evidence, LearnRule
+from tool_selector.ranking.learned import SECONDS_PER_DAY, Evidence, LearnRule
 
 #: A search within this many seconds after the same caller's search that saw nothing called
 #: is the model searching again (its calls are ``retry``).
@@ -201,9 +201,11 @@ class Learner:
     def _read(
         self, scope: str, built: tuple[object, float, Evidence | None] | None, now: float
     ) -> tuple[Evidence | None, object]:
-        """The scope's evidence from the store and its version (``built``'s when unchanged)."""
+        """The scope's evidence from the store and its version (``built``'s when unchanged
+        and none of its events has outlived the time to live since: the version moves only
+        when the scope is fed or forgotten, and a scope nobody feeds must still forget)."""
         version, records = self.store.events(scope)
-        if built is not None and built[0] == version:
+        if built is not None and built[0] == version and not _outlived(built[2], self.rule, now):
             return built[2], version
         return (Evidence.of(records, self.rule, now) if records else None), version
 
@@ -235,6 +237,15 @@ class Learner:
                     row[1] += 1
                     row[2] += int(record.retry)
         return {i: Usage(names[i], *row) for i, row in counts.items()}
+
+
+def _outlived(evidence: Evidence | None, rule: LearnRule, now: float) -> bool:
+    """Whether an event of ``evidence`` is older than ``rule.keep.ttl`` days at ``now``."""
+    return (
+        evidence is not None
+        and len(evidence.at) > 0
+        and now - float(evidence.at.min()) > rule.keep.ttl * SECONDS_PER_DAY
+    )
 
 
 def _near(vector: FloatArray, other: FloatArray) -> bool:
