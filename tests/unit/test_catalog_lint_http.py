@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from tool_selector.http import handlers
 from tool_selector.http.app import create_app
 from tool_selector.offline.cli import main
 from tool_selector.offline.lint_cli import AUTO_HYBRID_TOOLS, chosen_ranking
@@ -114,3 +117,38 @@ def test_auto_ranking_lints_large_catalogs_with_the_static_arm(
     asked: str, tools: int, used: str
 ) -> None:
     assert chosen_ranking(asked, tools) == used
+
+
+def test_reports_in_progress_never_hold_the_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two reports of a large catalog took both search worker threads (and kept them past
+    their deadline, the work abandoned but running): every search meanwhile was a 503. Now
+    one report runs at a time on a thread of its own; the second waits, then is refused."""
+    release = threading.Event()
+    running = threading.Event()
+
+    def slow_report(*args: Any) -> Any:
+        running.set()
+        release.wait(30)
+        return {"findings": []}
+
+    monkeypatch.setattr(handlers, "lint_body", slow_report)
+    settings = Settings(
+        encoder="none", max_tools=10, request_deadline_seconds=5.0, admission_wait_ms=50
+    )
+    with TestClient(create_app(settings)) as client, ThreadPoolExecutor(2) as pool:
+        first = pool.submit(client.post, LINT_PATH, json={"tools": TOOLS})
+        try:
+            assert running.wait(30)
+            second = client.post(LINT_PATH, json={"tools": TOOLS})
+            assert (second.status_code, second.json()["code"]) == (503, "overloaded")
+            searches = [
+                client.post(
+                    "/v1/tool-discovery/search", json={"pattern": "weather", "tools": TOOLS}
+                )
+                for _ in range(6)
+            ]
+            assert [s.status_code for s in searches] == [200] * 6
+            assert all(s.json()["selected_names"] == ["get_weather"] for s in searches)
+        finally:
+            release.set()
+        assert first.result(30).status_code == 200

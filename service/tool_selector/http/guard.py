@@ -18,7 +18,9 @@ In order, before any handler code runs:
 3. **In-flight cap**: at most ``max_in_flight`` search requests ranked at once per process.
    One more waits, first come first served, up to ``admission_wait_ms`` for a slot to be
    handed over, then gets a 503 ``overloaded`` with ``Retry-After`` so the proxy fails open
-   instead of queueing behind work it will time out on anyway.
+   instead of queueing behind work it will time out on anyway. Catalog reports have slots
+   of their own (``LINT_IN_FLIGHT``) and their own worker thread (``AppState.lint_workers``):
+   a report never takes a search's slot or thread, even past its deadline.
 4. **Deadline**: once a slot is held, the handler has ``request_deadline_seconds`` to answer;
    then the request is cancelled and answered 503 ``deadline_exceeded``. Ranking already
    running finishes in its thread and keeps its worker slot (``workers.WorkerPool``);
@@ -56,7 +58,7 @@ from tool_selector.errors import (
 )
 from tool_selector.http.auth import KeyRing, tokens_from_headers
 from tool_selector.http.edge import GUARDED_PATHS, error_bytes
-from tool_selector.http.state import AppState
+from tool_selector.http.state import LINT_IN_FLIGHT, AppState
 from tool_selector_client.catalog_lint import LINT_PATH
 
 METRICS_PATH = "/metrics"
@@ -65,11 +67,21 @@ METRICS_PATH = "/metrics"
 class Guard:
     """The middleware; one instance per route, sharing ``state`` (slots and body bytes)."""
 
-    def __init__(self, app: ASGIApp, runtime: AppState, keys: KeyRing, state: GuardState) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        runtime: AppState,
+        keys: KeyRing,
+        state: GuardState,
+        lint: GuardState | None = None,
+    ) -> None:
         self.app = app
         self.runtime = runtime
         self.keys = keys
         self.state = state
+        #: The catalog reports' slots, apart from the searches': a report (seconds of CPU
+        #: at thousands of tools) never takes a search's slot.
+        self.lint = lint or GuardState()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
@@ -112,8 +124,10 @@ class Guard:
 
     async def _admitted(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         settings = self.runtime.settings
-        if not await self._admit(settings.max_in_flight, settings.admission_wait_ms / 1000):
-            raise self._overloaded()
+        report = scope["path"] == LINT_PATH
+        slots, cap = (self.lint, LINT_IN_FLIGHT) if report else (self.state, settings.max_in_flight)
+        if not await self._admit(slots, cap, settings.admission_wait_ms / 1000):
+            raise self._overloaded(cap)
         try:
             started = False
 
@@ -123,26 +137,23 @@ class Guard:
                 await send(message)
 
             seconds = (
-                settings.lint_deadline_seconds
-                if scope["path"] == LINT_PATH
-                else settings.request_deadline_seconds
+                settings.lint_deadline_seconds if report else settings.request_deadline_seconds
             )
             with anyio.move_on_after(seconds) as deadline:
                 await self.app(scope, _replay(body, receive), tracking_send)
             if deadline.cancelled_caught and not started:
                 raise ServiceUnavailable("deadline_exceeded", f"no answer within {seconds:g} s")
         finally:
-            self.state.release()
+            slots.release()
 
-    def _overloaded(self) -> ServiceUnavailable:
-        cap = self.runtime.settings.max_in_flight
+    def _overloaded(self, cap: int) -> ServiceUnavailable:
         return ServiceUnavailable("overloaded", f"{cap} requests in flight; retry later")
 
-    async def _admit(self, cap: int, wait: float) -> bool:
-        if self.state.try_acquire(cap):
+    async def _admit(self, slots: GuardState, cap: int, wait: float) -> bool:
+        if slots.try_acquire(cap):
             return True
         began = time.perf_counter()
-        admitted = await self.state.acquire(wait)
+        admitted = await slots.acquire(wait)
         self.runtime.metrics.admission_wait.labels("admitted" if admitted else "refused").observe(
             time.perf_counter() - began
         )
@@ -284,7 +295,9 @@ def guard_middleware(runtime: AppState, keys: KeyRing) -> Any:
     """A Litestar middleware definition: ``Litestar(middleware=[guard_middleware(...)])``."""
     from litestar.middleware import DefineMiddleware  # noqa: PLC0415
 
-    return DefineMiddleware(Guard, runtime=runtime, keys=keys, state=GuardState())
+    return DefineMiddleware(
+        Guard, runtime=runtime, keys=keys, state=GuardState(), lint=GuardState()
+    )
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

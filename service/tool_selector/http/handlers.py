@@ -125,7 +125,7 @@ async def lint_catalog(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise BadRequest("invalid_format", f"format must be json or text, got {fmt!r}")
     body = await request.body()
     scope = scope_of(request, tokens_on=runtime.tokens_on)[0] if runtime.selector.learning else None
-    report = await runtime.workers.run(
+    report = await runtime.lint_workers.run(
         lambda _: lint_body(body, runtime.decoder, runtime.selector, scope), started
     )
     if fmt == "text":

@@ -25,6 +25,11 @@ from tool_selector.settings import Settings
 EncoderFactory = Callable[[Settings], Encoder | None]
 
 
+#: Catalog reports (``POST /v1/catalog/lint``) computed at once per process; one more
+#: waits as a search waits for a slot, then is refused (503 ``overloaded``).
+LINT_IN_FLIGHT = 1
+
+
 @dataclass(slots=True)
 class AppState:
     """Per-process resources of one app, created by the app factory."""
@@ -38,6 +43,9 @@ class AppState:
     ready: threading.Event = field(default_factory=threading.Event)
     load_error: str | None = None
     workers: WorkerPool = field(default_factory=lambda: WorkerPool(2))
+    #: The catalog report's own thread (``LINT_IN_FLIGHT``): a report never holds the
+    #: searches' workers, nor one abandoned at its deadline.
+    lint_workers: WorkerPool = field(default_factory=lambda: WorkerPool(LINT_IN_FLIGHT))
     redact: Redactor = field(default_factory=Redactor)
     #: The fitted constants' digest (``wiring.fusion_digest``), logged with every search.
     fusion_digest: str = ""
