@@ -230,6 +230,29 @@ def test_two_replicas_share_a_redis(redis: RedisProcess, opened: Opened[Any]) ->
     assert two.events("s")[1] == ()
 
 
+def test_a_scope_forgotten_again_after_its_epoch_expired_is_forgotten_everywhere(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    """A scope's epoch key expires 3 hours after a forget; a per-scope count then started
+    again from nothing and gave the next forget the epoch a replica reading since the
+    first one held: that replica kept the forgotten feedback. (The key is deleted here as
+    its expiry would.)"""
+    one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
+    raw = Redis.from_url(redis.url)
+    try:
+        one.add("s", called(1))
+        one.forget("s")
+        one.add("s", called(2))
+        assert two.events("s")[1] == (called(2),)
+        raw.delete(f"{redis_store.PREFIX}epoch:s")
+        one.forget("s")
+        assert two.events("s")[1] == ()
+        one.add("s", called(3))
+        assert two.events("s")[1] == (called(3),)
+    finally:
+        raw.close()
+
+
 def test_a_redis_scope_of_many_callers_keeps_only_its_records_ids(
     redis: RedisProcess, opened: Opened[Any]
 ) -> None:

@@ -11,8 +11,10 @@ Keys (prefix ``tool-selector:learn:``):
   oldest first (emptied lists deleted; ``recent`` reads the caller's newest entries by
   them, one script, without reading the scope);
 - ``callers:<scope>``: the scope's ``ids`` keys (``forget`` deletes them);
-- ``epoch:<scope>``: bumped by ``forget`` (which deletes the stream), so every replica drops
-  what it read of the scope;
+- ``epoch:<scope>``: set by ``forget`` (which deletes the stream) to the next value of
+  ``epochs`` (one counter for the whole store), so every replica drops what it read of the
+  scope;
+- ``epochs``: that counter;
 - ``scopes``: the set of scopes holding feedback;
 - ``fed``: the same scopes, each scored by when it was last fed (Redis's clock);
 - ``total``: the entries of every scope's stream together.
@@ -62,10 +64,13 @@ from tool_selector.learning.store import Bounds, OnDrop, ScopeLog
 PREFIX = "tool-selector:learn:"
 #: Scopes whose reading a replica keeps (the least recently read go; read whole again).
 READS = 10_000
-#: How long a scope's epoch outlives its last bump, and how long a replica keeps a reading
-#: it has not brought up to date: a reading is always younger than the epoch it was read
-#: at, so an epoch that expired back to nothing cannot pass for the one the reading knew
-#: (and a scope dropped a second leaves a 144-byte key for 3 hours: 1.6 MB).
+#: How long a scope's epoch outlives its last bump (a scope dropped a second leaves a
+#: 144-byte key for 3 hours: 1.6 MB), and how long a replica keeps a reading it has not
+#: brought up to date. An epoch is a number drawn from one counter of the whole store
+#: (``epochs``), never given twice: a scope whose epoch expired and is dropped again gets a
+#: new one, which no replica's reading holds (a per-scope count started again from nothing
+#: and gave a replica reading since the first drop its own epoch back: it kept what was
+#: forgotten).
 EPOCH_SECONDS = 3 * 3_600
 READ_FOR = 3_600.0
 #: Scopes one feedback drops at most (a store filled before the bound, or a bound lowered,
@@ -88,8 +93,8 @@ local function drop(scope)
   redis.call('DECRBY', total, redis.call('XLEN', stream))
   if count() < 0 then redis.call('SET', total, 0) end  -- fed by an older replica, uncounted
   redis.call('DEL', stream, callers)
-  redis.call('INCR', prefix .. 'epoch:' .. scope)
-  redis.call('EXPIRE', prefix .. 'epoch:' .. scope, ARGV[2])
+  local epoch = redis.call('INCR', prefix .. 'epochs')  -- never the same twice
+  redis.call('SET', prefix .. 'epoch:' .. scope, epoch, 'EX', ARGV[2])
   redis.call('SREM', scopes, scope)
   redis.call('ZREM', fed, scope)
 end
