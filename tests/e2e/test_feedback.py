@@ -258,5 +258,8 @@ def test_without_an_encoder_feedback_says_learning_needs_one(tmp_path: Path) -> 
         assert "called" in bad.json()["detail"]
         spaced = search(lexical, "list the tables", scope="two words")
         assert (spaced.status_code, spaced.json()["code"]) == (400, "invalid_scope")
+        for name in ("probe\n", "", "x" * 129):  # "$" matched before a last line break
+            gone = httpx.delete(lexical.url + FEEDBACK_PATH, params={"scope": name}, timeout=30)
+            assert (gone.status_code, gone.json()["code"]) == (400, "invalid_scope")
     finally:
         lexical.stop()

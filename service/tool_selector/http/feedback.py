@@ -39,7 +39,7 @@ from tool_selector_client.wire import FEEDBACK_PATH, SCOPE_HEADER, Feedback, Fee
 
 #: The scope a search lands in when it names none and no token names it.
 DEFAULT_SCOPE = "default"
-_SCOPE = re.compile(r"^[\x21-\x7e]{1,128}$")
+_SCOPE = re.compile(r"[\x21-\x7e]{1,128}")  # whole (fullmatch: "$" matched before a last "\n")
 _DECODE = msgspec.json.Decoder(FeedbackRequest)
 _ENCODE = msgspec.json.Encoder()
 
@@ -55,7 +55,7 @@ def scope_of(request: Request[Any, Any, Any], tokens_on: bool) -> tuple[str, str
     )
     named = request.headers.get(SCOPE_HEADER)
     if named is not None:
-        if not _SCOPE.match(named):
+        if not _SCOPE.fullmatch(named):
             raise BadRequest(
                 "invalid_scope",
                 f"{SCOPE_HEADER} must be 1 to 128 printable characters without spaces",
@@ -104,7 +104,7 @@ async def forget(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Forget a scope's feedback (``?scope=NAME``): its searches then answer as before any."""
     runtime = state_of(request)
     scope = request.query_params.get("scope", "")
-    if not _SCOPE.match(scope):
+    if not _SCOPE.fullmatch(scope):
         raise BadRequest(
             "invalid_scope", "query parameter `scope` must name a scope (1 to 128 characters)"
         )
