@@ -795,3 +795,18 @@ def test_a_scope_file_that_cannot_be_rewritten_keeps_the_feedback(
         assert again.events("s")[1] == store.events("s")[1]
     finally:
         again.close()
+
+
+def test_a_claim_stays_while_its_search_is_remembered() -> None:
+    """Claims were trimmed oldest first at ``max_searches`` whatever was still remembered: a
+    search fed early could lose its claim to later ones and take a second feedback."""
+    store = MemoryStore(Bounds(ttl=3600, max_searches=2, max_events=20), lambda: 1_000.0)
+    store.remember(shown(1))
+    store.remember(shown(2))
+    assert store.add("s", called(2))
+    assert store.add("s", called(1))
+    store.remember(shown(3))  # search 1 goes: two are remembered at most
+    assert store.add("s", called(3))
+    assert store.recall(f"{2:032x}") is not None
+    assert not store.add("s", called(2))
+    assert [e.search.id for e in store.events("s")[1]] == [f"{i:032x}" for i in (2, 1, 3)]

@@ -136,6 +136,17 @@ class MemoryStore:
         self._count = itertools.count(1)
         self._lock = threading.Lock()
 
+    def _trim_claims(self) -> None:
+        """(Under the lock.) Claims past ``max_searches`` go, the oldest of searches no longer
+        remembered first: one of a search still remembered would let its feedback count
+        twice. (There is always one: no more searches are remembered than that.)"""
+        while len(self._claims) > self.bounds.max_searches:
+            gone = next((i for i in self._claims if i not in self._searches), None)
+            if gone is None:
+                self._claims.popitem(last=False)
+            else:
+                del self._claims[gone]
+
     def remember(self, search: Shown) -> None:
         with self._lock:
             self._searches[search.id] = search
@@ -159,8 +170,7 @@ class MemoryStore:
             if record.search.id in self._claims:
                 return False
             self._claims[record.search.id] = self._clock()
-            while len(self._claims) > self.bounds.max_searches:
-                self._claims.popitem(last=False)
+            self._trim_claims()
             log = self._events.pop(scope, None) or ScopeLog(self.bounds)
             self._total -= len(log)
             log.add(record)
