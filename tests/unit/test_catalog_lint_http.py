@@ -152,3 +152,11 @@ def test_reports_in_progress_never_hold_the_searches(monkeypatch: pytest.MonkeyP
         finally:
             release.set()
         assert first.result(30).status_code == 200
+
+
+def test_a_bad_scope_header_is_refused_whether_learning_is_on(client: TestClient[Any]) -> None:
+    """As a search refuses it (``handlers._who``): the report read the header only with
+    learning on, and answered 200 to one a search would refuse."""
+    headers = {**AUTH, "X-Tool-Selector-Scope": "two words"}
+    answer = client.post(LINT_PATH, json={"tools": TOOLS}, headers=headers)
+    assert (answer.status_code, answer.json()["code"]) == (400, "invalid_scope")

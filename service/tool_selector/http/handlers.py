@@ -124,7 +124,8 @@ async def lint_catalog(request: Request[Any, Any, Any]) -> Response[bytes]:
     if fmt not in {"json", "text"}:
         raise BadRequest("invalid_format", f"format must be json or text, got {fmt!r}")
     body = await request.body()
-    scope = scope_of(request, tokens_on=runtime.tokens_on)[0] if runtime.selector.learning else None
+    named = scope_of(request, tokens_on=runtime.tokens_on)[0]  # a bad header: 400 either way
+    scope = named if runtime.selector.learning else None
     report = await runtime.lint_workers.run(
         lambda _: lint_body(body, runtime.decoder, runtime.selector, scope), started
     )
