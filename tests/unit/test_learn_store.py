@@ -810,3 +810,44 @@ def test_a_claim_stays_while_its_search_is_remembered() -> None:
     assert store.recall(f"{2:032x}") is not None
     assert not store.add("s", called(2))
     assert [e.search.id for e in store.events("s")[1]] == [f"{i:032x}" for i in (2, 1, 3)]
+
+
+def test_an_append_a_full_disk_cuts_short_is_cut_back_at_once(tmp_path: Path) -> None:
+    """A write that stopped part way (ENOSPC after a short write) left its bytes in the file;
+    the next feedbacks, acknowledged, landed behind them and were lost at the next start."""
+    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    for i in (1, 2, 3):
+        store.remember(shown(i))
+    assert store.add("s", called(1))
+    real, calls = os.write, []
+
+    def half_then_full(fd: int, data: Any) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+    os.write = half_then_full
+    try:
+        with pytest.raises(LearningUnavailable):
+            store.add("s", called(2))
+    finally:
+        os.write = real
+    assert store.add("s", called(3))
+    store.close()
+    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        assert again.events("s")[1] == (called(1), called(3))
+    finally:
+        again.close()
+
+
+def test_claims_of_searches_fed_newest_first_stay_while_remembered() -> None:
+    store = MemoryStore(Bounds(ttl=3600, max_searches=3, max_events=20), lambda: 1_000.0)
+    for i in (1, 2, 3):
+        store.remember(shown(i))
+    for i in (3, 2, 1):
+        assert store.add("s", called(i))
+    store.remember(shown(4))  # search 1 goes
+    assert store.add("s", called(4))
+    assert [store.add("s", called(i)) for i in (2, 3, 4)] == [False, False, False]

@@ -20,13 +20,16 @@ feedback is acknowledged, so an acknowledged feedback survives a restart:
 
 At start every file is read into a ``MemoryStore``, which answers the reads, scopes in the
 order they were last fed (the files' stamps: past ``max_total``, lowered since, the least
-recently fed go, as they would have); a record cut short by a crash mid-write is skipped.
+recently fed go, as they would have); a record cut short by a crash mid-write is cut off
+its file at the next start, and an append that fails part way (a full disk) is cut back off
+at once, so no later append lands behind a cut record.
 One replica only: replicas that share evidence use ``RedisStore``. Searches and feedback
 take locks of their own: a scope's rewrite (a feedback's) never holds up a search.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -106,8 +109,7 @@ class DirStore:
     def remember(self, search: Shown) -> None:
         payload = ENCODE(search)
         with self._searches_lock:
-            with (self.folder / "searches.bin").open("ab") as log:
-                _append(log, payload)
+            _append(self.folder / "searches.bin", [payload])
             self._searches += 1
             self._memory.remember(search)
             if self._pending is not None:
@@ -140,10 +142,7 @@ class DirStore:
             path = self._path(scope)
             fresh = not path.exists()
             try:
-                with path.open("ab") as f:
-                    if fresh:
-                        _append(f, ENCODE(scope))
-                    _append(f, ENCODE(record))
+                _append(path, [ENCODE(scope), ENCODE(record)] if fresh else [ENCODE(record)])
                 self._stamped(path)
             except OSError as exc:
                 raise LearningUnavailable(
@@ -245,9 +244,24 @@ def _fed(path: Path) -> tuple[int, str]:
     return path.stat().st_mtime_ns, path.name
 
 
-def _append(f: IO[bytes], payload: bytes) -> None:
-    f.write(_LENGTH.pack(len(payload)) + payload)
-    f.flush()
+def _append(path: Path, payloads: Sequence[bytes]) -> None:
+    """``payloads`` each behind its length at the end of ``path`` (made when missing), whole
+    or not at all: a write that fails part way (a full disk) is cut back off the file, so a
+    later append does not land behind a cut record (the next start would read it as that
+    record's rest)."""
+    data = memoryview(b"".join(_LENGTH.pack(len(p)) + p for p in payloads))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise
+    finally:
+        os.close(fd)
 
 
 def _write_synced(f: IO[bytes], payloads: Iterable[bytes]) -> None:
@@ -299,10 +313,13 @@ def _records(path: Path) -> list[bytes]:
         at = end
     if at < len(data):
         _log.warning("learning folder: %s ended in a cut record; cut off", path.name)
-        if at:
-            fed = path.stat()
-            os.truncate(path, at)
-            os.utime(path, ns=(fed.st_atime_ns, fed.st_mtime_ns))  # when it was fed, kept
-        else:
-            path.unlink()
+        try:
+            if at:
+                fed = path.stat()
+                os.truncate(path, at)
+                os.utime(path, ns=(fed.st_atime_ns, fed.st_mtime_ns))  # when it was fed
+            else:
+                path.unlink()
+        except OSError as exc:  # read-only: the whole records are read all the same
+            _log.warning("learning folder: %s not cut: %s", path.name, exc.strerror)
     return out

@@ -137,15 +137,12 @@ class MemoryStore:
         self._lock = threading.Lock()
 
     def _trim_claims(self) -> None:
-        """(Under the lock.) Claims past ``max_searches`` go, the oldest of searches no longer
-        remembered first: one of a search still remembered would let its feedback count
-        twice. (There is always one: no more searches are remembered than that.)"""
+        """(Under the lock.) Claims past ``max_searches`` go from the front, where the claims
+        of searches no longer remembered are (``_trim`` and ``add`` put them there): one of
+        a search still remembered would let its feedback count twice. (No more searches are
+        remembered than that, so the front holds one.) O(1) a claim."""
         while len(self._claims) > self.bounds.max_searches:
-            gone = next((i for i in self._claims if i not in self._searches), None)
-            if gone is None:
-                self._claims.popitem(last=False)
-            else:
-                del self._claims[gone]
+            self._claims.popitem(last=False)
 
     def remember(self, search: Shown) -> None:
         with self._lock:
@@ -170,6 +167,8 @@ class MemoryStore:
             if record.search.id in self._claims:
                 return False
             self._claims[record.search.id] = self._clock()
+            if record.search.id not in self._searches:  # read back from a file at start
+                self._claims.move_to_end(record.search.id, last=False)
             self._trim_claims()
             log = self._events.pop(scope, None) or ScopeLog(self.bounds)
             self._total -= len(log)
@@ -247,4 +246,6 @@ class MemoryStore:
             len(searches) > self.bounds.max_searches
             or now - next(iter(searches.values())).at > self.bounds.ttl
         ):
-            searches.popitem(last=False)
+            gone, _ = searches.popitem(last=False)
+            if gone in self._claims:  # its claim goes before any of a search remembered
+                self._claims.move_to_end(gone, last=False)
