@@ -851,3 +851,27 @@ def test_claims_of_searches_fed_newest_first_stay_while_remembered() -> None:
     store.remember(shown(4))  # search 1 goes
     assert store.add("s", called(4))
     assert [store.add("s", called(i)) for i in (2, 3, 4)] == [False, False, False]
+
+
+def test_a_new_scope_whose_first_append_a_full_disk_cut_starts_with_its_name(
+    tmp_path: Path,
+) -> None:
+    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    real = os.write
+
+    def full(fd: int, data: Any) -> int:
+        raise OSError(28, "No space left on device")
+
+    os.write = full
+    try:
+        with pytest.raises(LearningUnavailable):
+            store.add("s", called(1))
+    finally:
+        os.write = real
+    assert store.add("s", called(2))
+    store.close()
+    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        assert again.events("s")[1] == (called(2),)
+    finally:
+        again.close()

@@ -140,7 +140,7 @@ class DirStore:
             if self._memory.claimed(record.search.id):
                 return False
             path = self._path(scope)
-            fresh = not path.exists()
+            fresh = _empty(path)  # an append cut back to nothing left an empty file
             try:
                 _append(path, [ENCODE(scope), ENCODE(record)] if fresh else [ENCODE(record)])
                 self._stamped(path)
@@ -242,6 +242,14 @@ class DirStore:
 def _fed(path: Path) -> tuple[int, str]:
     """When the scope file was last written (fed), then its name (a stable order)."""
     return path.stat().st_mtime_ns, path.name
+
+
+def _empty(path: Path) -> bool:
+    """Whether ``path`` is missing or holds nothing."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
 
 
 def _append(path: Path, payloads: Sequence[bytes]) -> None:
