@@ -728,46 +728,63 @@ def test_remembered_searches_and_feedback_are_not_tracked_by_the_collector() -> 
     assert not gc.is_tracked(SHOWN.decode(ENCODE(search)))  # as read back from disk or Redis
 
 
+@contextlib.contextmanager
+def started(tmp_path: Path) -> Iterator[DirStore]:
+    """A folder store started on ``tmp_path`` (as a restart starts it), closed at the end."""
+    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextlib.contextmanager
+def disk_full(*, half_first: bool = False) -> Iterator[None]:
+    """``os.write`` failing with ENOSPC; with ``half_first``, its first call writes half of
+    its bytes first (a short write, then the disk full)."""
+    real, calls = os.write, []
+
+    def write(fd: int, data: Any) -> int:
+        calls.append(len(data))
+        if half_first and len(calls) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "write", write)
+        yield
+
+
 def test_feedback_after_a_record_cut_by_a_crash_survives_the_next_restart(
     tmp_path: Path,
 ) -> None:
     """Appends behind a cut record were read, at the next start, as the cut record's rest:
     every feedback acknowledged since was lost (and its search with it). The cut record is
     now cut off the file when it is read."""
-    first = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    for i in (1, 2):
-        first.remember(shown(i))
-        first.add("s", called(i))
-    first.close()
+    with started(tmp_path) as first:
+        for i in (1, 2):
+            first.remember(shown(i))
+            first.add("s", called(i))
     for path in [tmp_path / "searches.bin", *(tmp_path / "scopes").glob("*.bin")]:
         path.write_bytes(path.read_bytes()[:-3])
-    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    for i in (3, 4):
-        again.remember(shown(i))
-        assert again.add("s", called(i))
-    again.close()
-    third = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    try:
+    with started(tmp_path) as again:
+        for i in (3, 4):
+            again.remember(shown(i))
+            assert again.add("s", called(i))
+    with started(tmp_path) as third:
         assert third.events("s")[1] == (called(1), called(3), called(4))
         assert [third.recall(f"{i:032x}") is not None for i in (1, 3, 4)] == [True, True, True]
-    finally:
-        third.close()
 
 
 def test_a_scope_file_cut_before_its_name_is_written_afresh(tmp_path: Path) -> None:
-    first = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    first.add("s", called(1))
-    first.close()
+    with started(tmp_path) as first:
+        first.add("s", called(1))
     (path,) = (tmp_path / "scopes").glob("*.bin")
     path.write_bytes(path.read_bytes()[:3])
-    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    assert again.add("s", called(2))
-    again.close()
-    third = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    try:
+    with started(tmp_path) as again:
+        assert again.add("s", called(2))
+    with started(tmp_path) as third:
         assert third.events("s")[1] == (called(2),)
-    finally:
-        third.close()
 
 
 def test_a_scope_file_that_cannot_be_rewritten_keeps_the_feedback(
@@ -781,20 +798,14 @@ def test_a_scope_file_that_cannot_be_rewritten_keeps_the_feedback(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(dir_store, "_write_synced", full)
-    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    try:
+    with started(tmp_path) as store:
         kept = [store.add("s", called(i)) for i in range(40)]
         assert all(kept)
         assert not list((tmp_path / "scopes").glob("*.tmp"))
         monkeypatch.setattr(dir_store, "_write_synced", real)
         assert not store.add("s", called(39))  # claimed: a duplicate
-    finally:
-        store.close()
-    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    try:
+    with started(tmp_path) as again:
         assert again.events("s")[1] == store.events("s")[1]
-    finally:
-        again.close()
 
 
 def test_a_claim_stays_while_its_search_is_remembered() -> None:
@@ -815,31 +826,15 @@ def test_a_claim_stays_while_its_search_is_remembered() -> None:
 def test_an_append_a_full_disk_cuts_short_is_cut_back_at_once(tmp_path: Path) -> None:
     """A write that stopped part way (ENOSPC after a short write) left its bytes in the file;
     the next feedbacks, acknowledged, landed behind them and were lost at the next start."""
-    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    for i in (1, 2, 3):
-        store.remember(shown(i))
-    assert store.add("s", called(1))
-    real, calls = os.write, []
-
-    def half_then_full(fd: int, data: Any) -> int:
-        calls.append(len(data))
-        if len(calls) == 1:
-            return real(fd, bytes(data[: len(data) // 2]))
-        raise OSError(28, "No space left on device")
-
-    os.write = half_then_full
-    try:
-        with pytest.raises(LearningUnavailable):
+    with started(tmp_path) as store:
+        for i in (1, 2, 3):
+            store.remember(shown(i))
+        assert store.add("s", called(1))
+        with disk_full(half_first=True), pytest.raises(LearningUnavailable):
             store.add("s", called(2))
-    finally:
-        os.write = real
-    assert store.add("s", called(3))
-    store.close()
-    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    try:
+        assert store.add("s", called(3))
+    with started(tmp_path) as again:
         assert again.events("s")[1] == (called(1), called(3))
-    finally:
-        again.close()
 
 
 def test_claims_of_searches_fed_newest_first_stay_while_remembered() -> None:
@@ -856,22 +851,9 @@ def test_claims_of_searches_fed_newest_first_stay_while_remembered() -> None:
 def test_a_new_scope_whose_first_append_a_full_disk_cut_starts_with_its_name(
     tmp_path: Path,
 ) -> None:
-    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    real = os.write
-
-    def full(fd: int, data: Any) -> int:
-        raise OSError(28, "No space left on device")
-
-    os.write = full
-    try:
-        with pytest.raises(LearningUnavailable):
+    with started(tmp_path) as store:
+        with disk_full(), pytest.raises(LearningUnavailable):
             store.add("s", called(1))
-    finally:
-        os.write = real
-    assert store.add("s", called(2))
-    store.close()
-    again = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
-    try:
+        assert store.add("s", called(2))
+    with started(tmp_path) as again:
         assert again.events("s")[1] == (called(2),)
-    finally:
-        again.close()
