@@ -2,8 +2,9 @@
 that cost the square of a message's length: its lazy group before trailing blanks (51 KB of
 spaces followed by text held the process for 15 s, every request behind it), and its code
 statement's ``[^.!?]*``, which scanned from every keyword line to the next sentence end (a
-258 KB SQL dump without a full stop: 3 s). The old regex is the oracle here; no test asserts
-a time (loadtests print them)."""
+258 KB SQL dump without a full stop: 3 s), and its URL-only shape's blanks, which crossed
+line breaks (a run of "www.a" lines read every such line after each: 120 KB, 18 s). The old
+regex is the oracle here; no test asserts a time (loadtests print them)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tool_selector.ranking.request_parts import _PASTED_SHAPES, prose_lines, read_message
+from tool_selector.ranking.request_parts import _SHAPES, _URLS, prose_lines, read_message
 
+#: The URL-only shape as it was: its blanks crossed line breaks.
+URLS_BEFORE = r"(?:https?://|www\.)\S+(?:\s+(?:https?://|www\.)\S+)*\s*$"
+SHAPES_BEFORE = "|".join(URLS_BEFORE if shape is _URLS else shape for shape in _SHAPES)
 #: The regex ``prose_lines`` replaced, as it was.
-BEFORE = re.compile(rf"^ {{0,3}}(?!{_PASTED_SHAPES})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
+BEFORE = re.compile(rf"^ {{0,3}}(?!{SHAPES_BEFORE})(\S[^\n]*?)[ \t\r\f\v]*$", re.M)
 
 PIECES = [
     "if",
@@ -56,6 +60,11 @@ PIECES = [
     "2026-01-03 ",
     "ERROR: ",
     "http://a.b ",
+    "https://c.d",
+    "www.a",
+    "www.b\n",
+    "\x1c",
+    "\u3000",
     "| c |",
     "---",
     "é",
@@ -100,3 +109,12 @@ def test_a_dump_of_statements_without_a_full_stop_keeps_its_request() -> None:
     found = read_message(text, 1_000, 600)
     assert found is not None
     assert "load these rows into the staging database" in found[0]
+
+
+def test_a_run_of_bare_urls_keeps_its_request() -> None:
+    """A run of "www.a" lines cost the square of its length (120 KB, 18 s): each line's
+    URL-only shape read every such line after it."""
+    text = "Which of these sites is down right now?\n" + "www.a\n" * 20_000
+    found = read_message(text, 1_000, 600)
+    assert found == ("Which of these sites is down right now?", "request_found")
+    assert prose_lines(text) == before(text)
