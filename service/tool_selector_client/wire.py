@@ -285,7 +285,7 @@ class CompressErrorBody(Struct, frozen=True, kw_only=True):
 
 
 #: A search id as ``X-Tool-Selector-Search-Id`` carries it: 32 hex digits.
-SearchId = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}$")]
+SearchId = Annotated[str, Meta(pattern=r"^[0-9a-f]{32}$", min_length=32, max_length=32)]
 
 
 class FeedbackRequest(Struct, frozen=True):

@@ -79,6 +79,8 @@ def test_feedback_on_a_search_is_kept_once(learning: ServiceProcess) -> None:
     }
     again = feedback(learning, {"search_id": sid, "called": []})
     assert (again.status_code, again.json()["duplicate"]) == (200, True)
+    unshown = feedback(learning, {"search_id": sid, "called": ["not_shown"]})
+    assert (unshown.status_code, unshown.json()["duplicate"]) == (200, True)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +90,21 @@ def test_feedback_on_a_search_is_kept_once(learning: ServiceProcess) -> None:
         ({"search_id": "nope", "called": []}, 400, "invalid_request"),
         ({"search_id": "0" * 32, "called": "read_rows"}, 400, "invalid_request"),
         ({"called": []}, 400, "invalid_request"),
+        ({"search_id": "0" * 32 + "\n", "called": []}, 400, "invalid_request"),
+        ({"search_id": "0" * 32, "called": ["read_rows\n"]}, 400, "invalid_name"),
+        ({"search_id": "0" * 32, "called": ["read_rows", "  "]}, 400, "invalid_name"),
+        ({"search_id": "0" * 32, "called": ["r" * 257]}, 400, "name_too_long"),
     ],
-    ids=["unknown id", "bad id", "called not a list", "no id"],
+    ids=[
+        "unknown id",
+        "bad id",
+        "called not a list",
+        "no id",
+        "id with a last line break",
+        "called with a last line break",
+        "called blank",
+        "called too long",
+    ],
 )
 def test_bad_feedback_is_a_json_error_naming_the_field(
     learning: ServiceProcess, body: dict[str, Any], status: int, code: str

@@ -121,7 +121,10 @@ def test_a_remembered_search_is_recalled(store: LearnStore) -> None:
 
 
 def test_a_search_s_feedback_is_kept_once(store: LearnStore) -> None:
+    assert not store.claimed(f"{1:032x}")
     assert store.add("s", called(1))
+    assert store.claimed(f"{1:032x}")
+    assert not store.claimed(f"{2:032x}")
     assert not store.add("s", Called(shown(1), ("b",)))
     assert store.events("s")[1] == (called(1),)
 

@@ -68,6 +68,18 @@ def test_the_first_feedback_stands() -> None:
     assert len(it.store.events("scope")[1]) == 1
 
 
+def test_unshown_names_after_the_first_feedback_are_a_duplicate() -> None:
+    """Before the first feedback they are accepted and move nothing; after it, the search
+    has its feedback: a duplicate (it said ``accepted``, ``duplicate: false``)."""
+    it = learner()
+    it.remember("s1", "scope", "proxy", READING, TOOLS)
+    assert it.feedback("s1", ["delete_everything"]).status == "accepted"
+    assert it.feedback("s1", ["get_a"]).status == "accepted"
+    late = it.feedback("s1", ["delete_everything"])
+    assert (late.status, late.called, late.unshown) == ("duplicate", (), ("delete_everything",))
+    assert len(it.store.events("scope")[1]) == 1
+
+
 def test_a_search_after_one_that_saw_nothing_called_is_a_retry() -> None:
     clock = Clock()
     it = learner(clock)

@@ -2,7 +2,8 @@
 
 - ``POST /v1/tool-discovery/feedback`` ``{"search_id", "called"}``: 200 ``Feedback`` once the
   learner's store keeps it (it survives a restart); 404 ``unknown_search`` for an id the
-  service does not remember (unknown, or older than the search TTL); 404 ``learning_off``
+  service does not remember (unknown, older than the search TTL, or answered by words alone
+  while the model loaded: a search without its pattern's vector); 404 ``learning_off``
   with ``TOOL_SELECTOR_LEARN=false``; 503 ``learning_unavailable`` when the store cannot
   keep it. Auth, size caps, admission and errors as for a search (``http.guard``).
 - ``DELETE /v1/tool-discovery/feedback?scope=NAME``: the scope's feedback forgotten.
@@ -34,6 +35,7 @@ from tool_selector.http.auth import tokens_from_headers
 from tool_selector.http.edge import JSON, require_json
 from tool_selector.http.state import AppState, state_of
 from tool_selector.learning.learner import Learner, Verdict
+from tool_selector.pipeline.decoding import check_name
 from tool_selector.pipeline.surrogates import decode_text
 from tool_selector_client.wire import FEEDBACK_PATH, SCOPE_HEADER, Feedback, FeedbackRequest
 
@@ -69,12 +71,7 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Which tools of a search's answer the model called (``FeedbackRequest``)."""
     runtime = state_of(request)
     require_json(request)
-    body = await request.body()
-    try:
-        asked = decode_text(_DECODE.decode, body, DECODE_ERRORS)
-    except DECODE_ERRORS as exc:
-        runtime.metrics.feedback.labels("bad_request").inc()
-        raise bad_request(exc) from exc
+    asked = _decoded(runtime, await request.body())
     learner = _learner(runtime)  # after the body: a bad one is a 400 whether learning is on
     try:
         verdict = await runtime.workers.run(
@@ -88,7 +85,8 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
         ttl = runtime.settings.learn_search_ttl_seconds
         raise NotFound(
             "unknown_search",
-            f"no search {asked.search_id} (unknown, or answered more than {ttl} s ago)",
+            f"no search {asked.search_id} is remembered (unknown, answered more than {ttl} s "
+            "ago, or answered while the model was loading)",
         )
     answer = Feedback(
         kept=verdict.status == "accepted" and bool(verdict.called or not verdict.unshown),
@@ -97,6 +95,22 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
         duplicate=verdict.status == "duplicate",
     )
     return Response(_ENCODE.encode(answer), media_type=JSON)
+
+
+def _decoded(runtime: AppState, body: bytes) -> FeedbackRequest:
+    """The feedback asked, or a 400 naming the field: a ``called`` name no search would
+    take (blank, a control character, too long) too, rather than counted as unshown."""
+    try:
+        asked = decode_text(_DECODE.decode, body, DECODE_ERRORS)
+        for i, name in enumerate(asked.called):
+            check_name(name, f"called[{i}]", runtime.settings)
+    except DECODE_ERRORS as exc:
+        runtime.metrics.feedback.labels("bad_request").inc()
+        raise bad_request(exc) from exc
+    except BadRequest:
+        runtime.metrics.feedback.labels("bad_request").inc()
+        raise
+    return asked
 
 
 @delete(FEEDBACK_PATH, status_code=200)

@@ -223,11 +223,15 @@ def _feedback_operations() -> dict[str, Any]:
         "`learning_unavailable`: the learning store cannot keep feedback now; not kept."
     )
     not_found = _error(
-        "`unknown_search` (no search of that id is remembered: unknown, or answered longer "
-        "ago than `learn_search_ttl_seconds`) or `learning_off`."
+        "`unknown_search` (no search of that id is remembered: unknown, answered longer "
+        "ago than `learn_search_ttl_seconds`, or answered while the model was loading, "
+        "by words alone) or `learning_off`."
     )
     common = {
-        "400": _error("Malformed JSON, wrong types, a bad `search_id` or scope."),
+        "400": _error(
+            "Malformed JSON, wrong types, a bad `search_id` or scope, or a `called` name no "
+            "search takes (blank, a control character, longer than `max_name_chars`)."
+        ),
         "401": _error("Missing or wrong service token (when tokens are configured)."),
         "413": _error("Body larger than the configured cap."),
         "415": _error("Content-Type is not application/json."),

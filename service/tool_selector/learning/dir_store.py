@@ -133,6 +133,9 @@ class DirStore:
     def recall(self, search_id: str) -> Shown | None:
         return self._memory.recall(search_id)
 
+    def claimed(self, search_id: str) -> bool:
+        return self._memory.claimed(search_id)
+
     def add(self, scope: str, record: Called) -> bool:
         """Keep ``record`` (false: its search has feedback); ``LearningUnavailable`` when the
         folder cannot be written (nothing kept nor claimed)."""

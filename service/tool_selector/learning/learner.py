@@ -129,12 +129,20 @@ class Learner:
         names = dict(zip(shown.names, shown.tools, strict=True))
         kept = tuple(dict.fromkeys(n for n in called if n in names))
         unshown = tuple(dict.fromkeys(n for n in called if n not in names))
-        if unshown and not kept:
-            return Verdict("accepted", (), unshown)
+        if unshown and not kept:  # moves nothing; a duplicate when the search had feedback
+            return Verdict("duplicate" if self._claimed(search_id) else "accepted", (), unshown)
         record = Called(shown, tuple(names[n] for n in kept), self._retry(shown))
         if not self.store.add(shown.scope, record):
             return Verdict("duplicate", (), unshown)
         return Verdict("accepted", kept, unshown)
+
+    def _claimed(self, search_id: str) -> bool:
+        """Whether the search has feedback kept (a flag only: ``False`` when the store
+        cannot say)."""
+        try:
+            return self.store.claimed(search_id)
+        except LearningUnavailable:
+            return False
 
     def _retry(self, shown: Shown) -> bool:
         """Whether the same caller searched the scope for the same need just before and saw

@@ -258,6 +258,10 @@ class RedisStore:
         raw = self._call(lambda: self._client.get(_key("search", search_id)))
         return None if raw is None else SHOWN.decode(raw)
 
+    def claimed(self, search_id: str) -> bool:
+        found = self._call(lambda: self._client.exists(_key("claim", search_id)))
+        return bool(found)
+
     def add(self, scope: str, record: Called) -> bool:
         keys = [
             _key("claim", record.search.id),

@@ -306,7 +306,7 @@ def _check_head(head: Any, settings: Settings, contract: Contract) -> None:
             f"{len(always_keep)} always_keep names; the limit is {settings.max_tools}",
         )
     for i, name in enumerate(always_keep):
-        _check_name(name, f"always_keep[{i}]", settings)
+        check_name(name, f"always_keep[{i}]", settings)
 
 
 def _check_tools(tools: list[Tool], settings: Settings) -> None:
@@ -316,7 +316,7 @@ def _check_tools(tools: list[Tool], settings: Settings) -> None:
             "too_many_tools", f"{len(tools)} tools sent; the limit is {settings.max_tools}"
         )
     for i, tool in enumerate(tools):
-        _check_name(tool.name, f"tools[{i}].name", settings)
+        check_name(tool.name, f"tools[{i}].name", settings)
         if tool.description is not None and len(tool.description) > settings.max_description_chars:
             raise BadRequest(
                 "description_too_long",
@@ -334,7 +334,9 @@ def _check_tools(tools: list[Tool], settings: Settings) -> None:
             _check_definition(tool.definition, f"tools[{i}].definition", settings)
 
 
-def _check_name(name: str, where: str, settings: Settings) -> None:
+def check_name(name: str, where: str, settings: Settings) -> None:
+    """A tool name as a search takes it (a feedback's ``called`` too): at most
+    ``max_name_chars``, not blank, no control character (a last line break included)."""
     if len(name) > settings.max_name_chars:
         raise BadRequest(
             "name_too_long",
