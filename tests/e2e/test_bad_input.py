@@ -154,6 +154,33 @@ def test_bad_input_is_a_clear_4xx(
         assert r.json()["message"] == r.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    ("parameters", "status", "detail"),
+    [
+        (nested(6), 200, None),
+        (nested(7), 400, "tools[0].parameters nests deeper than 6 levels"),
+        (b'{"description":"' + b"d" * 101 + b'"}', 400, "a description in tools[0].parameters"),
+    ],
+    ids=["at-the-limit", "past-the-limit", "long-description"],
+)
+def test_compress_parameters_are_checked_as_sent(
+    limited: ServiceProcess, parameters: bytes, status: int, detail: str | None
+) -> None:
+    """The compress contract's ``parameters`` (a schema, wrapped in a level of the service's
+    own) has the definition's limits, counted as sent, and its errors name ``parameters``
+    (they named ``definition`` and refused a schema at the limit)."""
+    payload = b'{"query":"read","tools":[{"name":"t","parameters":' + parameters + b"}]}"
+    r = httpx.post(
+        limited.url + "/api/compress/tool-discovery/",
+        content=payload,
+        headers={"content-type": "application/json"},
+        timeout=10,
+    )
+    assert r.status_code == status
+    if detail is not None:
+        assert detail in r.json()["detail"]
+
+
 def test_a_pattern_over_the_limit_is_cut_not_refused(limited: ServiceProcess) -> None:
     r = httpx.post(
         limited.url + "/v1/tool-discovery/search",

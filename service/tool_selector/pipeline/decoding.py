@@ -61,7 +61,7 @@ from tool_selector.ranking.request_parts import (
     read_message,
 )
 from tool_selector.settings import Settings
-from tool_selector_client.wire import Context, Tool
+from tool_selector_client.wire import CompressTool, Context, Tool
 
 #: Tool arrays smaller than this are cheap to decode; they are not named by their bytes.
 MIN_RAW_KEY_BYTES = 4096
@@ -193,7 +193,7 @@ class Decoder:
         except DECODE_ERRORS as exc:
             raise bad_request(exc, "$.tools") from exc
         tools = sent if contract.to_tool is None else [contract.to_tool(t) for t in sent]
-        _check_tools(tools, self._settings)
+        _check_tools(tools, sent, self._settings)
         return tools
 
 
@@ -309,8 +309,9 @@ def _check_head(head: Any, settings: Settings, contract: Contract) -> None:
         check_name(name, f"always_keep[{i}]", settings)
 
 
-def _check_tools(tools: list[Tool], settings: Settings) -> None:
-    """The operator-tunable limits on the tools, which the wire types cannot know."""
+def _check_tools(tools: list[Tool], sent: list[Any], settings: Settings) -> None:
+    """The operator-tunable limits on the tools, which the wire types cannot know; a
+    definition as it was sent (``_sent_definition``)."""
     if len(tools) > settings.max_tools:
         raise BadRequest(
             "too_many_tools", f"{len(tools)} tools sent; the limit is {settings.max_tools}"
@@ -330,8 +331,18 @@ def _check_tools(tools: list[Tool], settings: Settings) -> None:
                 f"tools[{i}].search_text has {len(text)} characters; "
                 f"the limit is {settings.max_description_chars}",
             )
-        if tool.definition is not None:
-            _check_definition(tool.definition, f"tools[{i}].definition", settings)
+        field, definition = _sent_definition(sent[i])
+        if definition is not None:
+            _check_definition(definition, f"tools[{i}].{field}", settings)
+
+
+def _sent_definition(sent: Tool | CompressTool) -> tuple[str, dict[str, Any] | None]:
+    """The field a tool's definition came in and its value as sent: the compress contract's
+    ``parameters`` when it sends no ``definition`` (``compress_tool`` may wrap it in a level
+    of its own: its limits are the sent value's, and its errors name ``parameters``)."""
+    if sent.definition is None and isinstance(sent, CompressTool):
+        return "parameters", sent.parameters
+    return "definition", sent.definition
 
 
 def check_name(name: str, where: str, settings: Settings) -> None:
