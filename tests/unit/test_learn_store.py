@@ -25,6 +25,7 @@ from tool_selector.learning import dir_store, redis_store
 from tool_selector.learning.dir_store import DirStore
 from tool_selector.learning.records import ENCODE, SHOWN, Called, Shown
 from tool_selector.learning.redis_store import RedisStore
+from tool_selector.learning.redis_store import _ids as redis_ids
 from tool_selector.learning.store import Bounds, LearnStore, MemoryStore, OnDrop
 
 T = TypeVar("T")
@@ -327,6 +328,25 @@ def test_entries_written_before_the_callers_ids_were_kept_age_out(
         assert store.add("s", called(i, caller=f"c{i}"))
     newest = tuple(called(i, caller=f"c{i}") for i in range(100, 100 + BOUNDS.max_events))
     assert store.events("s")[1] == newest
+
+
+def test_a_redis_entry_that_does_not_decode_is_skipped(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    """A record of another version (or written by hand) fails no search nor feedback: the
+    scope's reading, the caller's newest and the search's recall skip it (they raised)."""
+    client = opened(Redis.from_url(redis.url))
+    store = opened(RedisStore(redis.url, BOUNDS))
+    assert store.add("s", called(1))
+    for fields in ({"r": b"\xc1 not msgpack"}, {"x": ENCODE(called(2))}):
+        bad = client.xadd("tool-selector:learn:events:s", fields)
+        client.rpush(redis_ids("s", "proxy"), bad)
+    assert store.add("s", called(3))
+    assert store.events("s")[1] == (called(1), called(3))
+    assert opened(RedisStore(redis.url, BOUNDS)).events("s")[1] == (called(1), called(3))
+    assert list(store.recent("s", "proxy", 10)) == [called(1), called(3)]
+    client.set(f"tool-selector:learn:search:{4:032x}", b"\xc1")
+    assert store.recall(f"{4:032x}") is None
 
 
 def test_a_replica_drops_what_another_s_flood_pushed_out(

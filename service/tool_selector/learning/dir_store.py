@@ -36,14 +36,14 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
 import msgspec
 
 from tool_selector.errors import ConfigError, LearningUnavailable
-from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
+from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown, decoded
 from tool_selector.learning.store import Bounds, Clock, MemoryStore, OnDrop
 
 _LENGTH = struct.Struct(">I")
@@ -52,7 +52,6 @@ REWRITE_FLOOR = 1024
 #: Records a scope's file may hold beyond 1.5 times the ones kept before it is rewritten.
 REWRITE_SLACK = 8
 _log = logging.getLogger("tool_selector.learn")
-T = TypeVar("T")
 _SCOPE_NAME = msgspec.msgpack.Decoder(str)
 #: Runs a rewrite of ``searches.bin``: on a thread of its own (``_on_a_thread``); a test may
 #: run it at once, or hold it.
@@ -93,16 +92,16 @@ class DirStore:
 
     def _load(self) -> None:
         (self.folder / "searches.tmp").unlink(missing_ok=True)  # a rewrite cut short
-        for search in _decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
+        for search in decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
             self._memory.remember(search)
             self._searches += 1
         for stamp, _, path in sorted((*_fed(p), p) for p in (self.folder / "scopes").glob("*.bin")):
             self._stamp = max(self._stamp, stamp)
             records = list(_records(path))
-            names = list(_decoded(records[:1], _SCOPE_NAME.decode))
+            names = list(decoded(records[:1], _SCOPE_NAME.decode))
             if not names:
                 continue
-            for called in _decoded(records[1:], CALLED.decode):
+            for called in decoded(records[1:], CALLED.decode):
                 self._memory.add(names[0], called)
             self._counts[names[0]] = len(records) - 1
 
@@ -293,15 +292,6 @@ def _replace(path: Path, payloads: Sequence[bytes]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def _decoded(payloads: Iterable[bytes], decode: Callable[[bytes], T]) -> Iterator[T]:
-    """Each payload decoded; one that does not decode (a file of another version) skipped."""
-    for payload in payloads:
-        try:
-            yield decode(payload)
-        except msgspec.DecodeError:
-            continue
 
 
 def _records(path: Path) -> list[bytes]:

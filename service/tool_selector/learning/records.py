@@ -7,12 +7,29 @@ hashes only.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
 import msgspec
 
 from tool_selector.ranking.learned import Called, Shown
 
-__all__ = ["CALLED", "ENCODE", "SHOWN", "Called", "Shown"]
+__all__ = ["CALLED", "ENCODE", "SHOWN", "Called", "Shown", "decoded"]
+
+_log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ENCODE = msgspec.msgpack.Encoder().encode
 SHOWN = msgspec.msgpack.Decoder(Shown)
 CALLED = msgspec.msgpack.Decoder(Called)
+
+
+def decoded(payloads: Iterable[bytes], decode: Callable[[bytes], T]) -> Iterator[T]:
+    """Each payload decoded; one that does not decode (a record of another version, a key
+    written by hand) skipped with a warning, so it fails no search nor feedback."""
+    for payload in payloads:
+        try:
+            yield decode(payload)
+        except msgspec.DecodeError as exc:
+            _log.warning("learning: a record that does not decode skipped: %s", exc)

@@ -58,7 +58,7 @@ from typing import Any
 
 from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable, MissingDependencyError
-from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown
+from tool_selector.learning.records import CALLED, ENCODE, SHOWN, Called, Shown, decoded
 from tool_selector.learning.store import Bounds, OnDrop, ScopeLog
 
 PREFIX = "tool-selector:learn:"
@@ -256,7 +256,7 @@ class RedisStore:
 
     def recall(self, search_id: str) -> Shown | None:
         raw = self._call(lambda: self._client.get(_key("search", search_id)))
-        return None if raw is None else SHOWN.decode(raw)
+        return next(decoded([raw], SHOWN.decode), None) if raw is not None else None
 
     def claimed(self, search_id: str) -> bool:
         found = self._call(lambda: self._client.exists(_key("claim", search_id)))
@@ -292,7 +292,8 @@ class RedisStore:
         """From the caller's ids (one script: no reading of the whole scope, no lock)."""
         keys = [_key("events", scope), _ids(scope, caller)]
         found: Any = self._call(lambda: self._recent(keys=keys, args=[count]))
-        return [CALLED.decode(dict(zip(f[::2], f[1::2], strict=True))[b"r"]) for f in found]
+        entries = (dict(zip(f[::2], f[1::2], strict=True)).get(b"r", b"") for f in found)
+        return list(decoded(entries, CALLED.decode))
 
     def _reading(self, scope: str) -> _Read:
         """The scope's reading brought up to date (the last one while Redis cannot be
@@ -330,7 +331,8 @@ class RedisStore:
             read.epoch, read.last, read.log = epoch, "0-0", ScopeLog(self.bounds)
         entries: Any = self._client.xrange(_key("events", scope), min=f"({read.last}", max="+")
         for entry_id, fields in entries or ():
-            read.log.add(CALLED.decode(fields[b"r"]))
+            for called in decoded([fields.get(b"r", b"")], CALLED.decode):
+                read.log.add(called)
             read.last = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
         read.at = time.monotonic()
 
