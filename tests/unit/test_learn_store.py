@@ -880,3 +880,51 @@ def test_a_new_scope_whose_first_append_a_full_disk_cut_starts_with_its_name(
         assert store.add("s", called(2))
     with started(tmp_path) as again:
         assert again.events("s")[1] == (called(2),)
+
+
+def test_feedback_is_synced_to_the_disk_before_it_is_acknowledged(tmp_path: Path) -> None:
+    """An acknowledged feedback survives a crash of the machine, not only of the process
+    (it was written to the page cache only); a search is appended without a sync."""
+    real, synced = os.fdatasync, []
+
+    def fdatasync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    with pytest.MonkeyPatch.context() as patch, started(tmp_path) as store:
+        patch.setattr(os, "fdatasync", fdatasync)
+        store.remember(shown(1))
+        assert synced == []
+        assert store.add("s", called(1))
+        assert [Path(p).parent.name for p in synced] == ["scopes"]
+
+
+def test_a_sync_that_fails_keeps_nothing(tmp_path: Path) -> None:
+    """A failed sync is a 503 (``LearningUnavailable``), its bytes cut back off the file and
+    the search unclaimed: the client's retry is taken."""
+
+    def fdatasync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    with started(tmp_path) as store:
+        store.remember(shown(1))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "fdatasync", fdatasync)
+            with pytest.raises(LearningUnavailable):
+                store.add("s", called(1))
+        assert not store.claimed(f"{1:032x}")
+        assert store.add("s", called(1))
+    with started(tmp_path) as again:
+        assert again.events("s")[1] == (called(1),)
+
+
+def test_a_rewrite_a_crash_cut_short_leaves_no_tmp_file(tmp_path: Path) -> None:
+    with started(tmp_path) as store:
+        store.remember(shown(1))
+        store.add("s", called(1))
+    cut = [tmp_path / "searches.tmp", tmp_path / "scopes" / "0123456789abcdef.tmp"]
+    for path in cut:
+        path.write_bytes(b"half a rewrite")
+    with started(tmp_path) as again:
+        assert again.events("s")[1] == (called(1),)
+    assert [path.exists() for path in cut] == [False, False]

@@ -1,7 +1,11 @@
 """The learner's store on one replica's disk (``TOOL_SELECTOR_LEARN_DIR``).
 
-Records are MessagePack, each behind its 4-byte length, appended and flushed before the
-feedback is acknowledged, so an acknowledged feedback survives a restart:
+Records are MessagePack, each behind its 4-byte length. A feedback is appended and synced
+to the disk (``fdatasync``; a scope's new file, its folder too) before it is acknowledged, so
+an acknowledged feedback survives a restart and a crash of the machine; a search is appended
+without a sync (one lost in a crash only makes its feedback a 404). Rewrites are synced, then
+renamed over the old file, then the folder synced; a rewrite a crash cut short leaves a
+``.tmp`` that the next start deletes:
 
 - ``searches.bin``: remembered searches (``Shown``), rewritten from the ones still kept
   (``max_searches`` at most, none older than the search TTL) once it holds twice as many
@@ -91,7 +95,9 @@ class DirStore:
         self._load()
 
     def _load(self) -> None:
-        (self.folder / "searches.tmp").unlink(missing_ok=True)  # a rewrite cut short
+        for cut in (self.folder / "searches.tmp", *(self.folder / "scopes").glob("*.tmp")):
+            with contextlib.suppress(OSError):  # a rewrite cut short; a read-only folder
+                cut.unlink(missing_ok=True)
         for search in decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
             self._memory.remember(search)
             self._searches += 1
@@ -144,7 +150,13 @@ class DirStore:
             path = self._path(scope)
             fresh = _empty(path)  # an append cut back to nothing left an empty file
             try:
-                _append(path, [ENCODE(scope), ENCODE(record)] if fresh else [ENCODE(record)])
+                _append(
+                    path,
+                    [ENCODE(scope), ENCODE(record)] if fresh else [ENCODE(record)],
+                    synced=True,
+                )
+                if fresh:
+                    _sync_folder(path.parent)
                 self._stamped(path)
             except OSError as exc:
                 raise LearningUnavailable(
@@ -254,11 +266,11 @@ def _empty(path: Path) -> bool:
         return True
 
 
-def _append(path: Path, payloads: Sequence[bytes]) -> None:
+def _append(path: Path, payloads: Sequence[bytes], synced: bool = False) -> None:
     """``payloads`` each behind its length at the end of ``path`` (made when missing), whole
-    or not at all: a write that fails part way (a full disk) is cut back off the file, so a
-    later append does not land behind a cut record (the next start would read it as that
-    record's rest)."""
+    or not at all: a write that fails part way (a full disk), or its sync (``synced``), is
+    cut back off the file, so a later append does not land behind a cut record (the next
+    start would read it as that record's rest)."""
     data = memoryview(b"".join(_LENGTH.pack(len(p)) + p for p in payloads))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
@@ -266,6 +278,8 @@ def _append(path: Path, payloads: Sequence[bytes]) -> None:
         try:
             while data:
                 data = data[os.write(fd, data) :]
+            if synced:
+                os.fdatasync(fd)
         except OSError:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, start)
@@ -292,6 +306,21 @@ def _replace(path: Path, payloads: Sequence[bytes]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Sync ``folder``'s entries (a file made or renamed there) to the disk; a system that
+    cannot open a folder to sync it is left to its own flush."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _records(path: Path) -> list[bytes]:
