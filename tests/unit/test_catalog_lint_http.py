@@ -141,6 +141,8 @@ def test_reports_in_progress_never_hold_the_searches(monkeypatch: pytest.MonkeyP
             assert running.wait(30)
             second = client.post(LINT_PATH, json={"tools": TOOLS})
             assert (second.status_code, second.json()["code"]) == (503, "overloaded")
+            metrics = client.get("/metrics").text  # a search's wait only, not a report's
+            assert "tool_selector_admission_wait_seconds_count" not in metrics
             searches = [
                 client.post(
                     "/v1/tool-discovery/search", json={"pattern": "weather", "tools": TOOLS}

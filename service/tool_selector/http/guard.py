@@ -126,7 +126,7 @@ class Guard:
         settings = self.runtime.settings
         report = scope["path"] == LINT_PATH
         slots, cap = (self.lint, LINT_IN_FLIGHT) if report else (self.state, settings.max_in_flight)
-        if not await self._admit(slots, cap, settings.admission_wait_ms / 1000):
+        if not await self._admit(slots, cap, settings.admission_wait_ms / 1000, not report):
             raise self._overloaded(cap)
         try:
             started = False
@@ -149,14 +149,17 @@ class Guard:
     def _overloaded(self, cap: int) -> ServiceUnavailable:
         return ServiceUnavailable("overloaded", f"{cap} requests in flight; retry later")
 
-    async def _admit(self, slots: GuardState, cap: int, wait: float) -> bool:
+    async def _admit(self, slots: GuardState, cap: int, wait: float, timed: bool) -> bool:
+        """A slot of ``slots`` now, or within ``wait`` seconds; the wait is
+        ``admission_wait_seconds``'s when ``timed`` (a search's, not a catalog report's)."""
         if slots.try_acquire(cap):
             return True
         began = time.perf_counter()
         admitted = await slots.acquire(wait)
-        self.runtime.metrics.admission_wait.labels("admitted" if admitted else "refused").observe(
-            time.perf_counter() - began
-        )
+        if timed:
+            self.runtime.metrics.admission_wait.labels(
+                "admitted" if admitted else "refused"
+            ).observe(time.perf_counter() - began)
         return admitted
 
     async def _read_body(self, scope: Scope, receive: Receive, reading: _BodyRead) -> bytes:
