@@ -105,7 +105,9 @@ def _search(
     the conversation so far (sent as ``context`` unless ``context`` is given). With
     ``min_score`` and nothing reaching it, the result says so instead of loading anything.
     """
-    options = Options(top_k, tuple(always_keep), filters, budget, min_score, context, metrics)
+    options = Options(
+        top_k, tuple(listed(always_keep)), filters, budget, min_score, context, metrics
+    )
     sent = sent_context(options, messages, partial(_conversation, tool_use))
     query = query_of(field_of(tool_use, "input"))
     output = partial(_tool_result, tool_use)
@@ -120,8 +122,8 @@ def _earlier(tool_use: Any, messages: Iterable[Any]) -> dict[str, tuple[str, ...
     nothing when the conversation cannot be read."""
     try:
         steps = [
-            (str(field_of(b, "id") or ""), str(field_of(b, "name") or ""))
-            for m in listed(messages)
+            (str(field_of(b, "id") or ""), str(field_of(b, "name") or ""), turn)
+            for turn, m in enumerate(listed(messages))
             for b in _blocks(field_of(m, "content"))
             if field_of(b, "type") == "tool_use"
         ]

@@ -164,7 +164,12 @@ class _Base:
         enabled: bool = True,
         breaker: CircuitBreaker | None = None,
         scope: str | None = None,
+        noted: int = NOTED,
     ) -> None:
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float):
+            raise TypeError(f"timeout_s must be a number of seconds, got {timeout_s!r}")
+        if not 0 < timeout_s < float("inf"):  # one deadline bounds every call: never none
+            raise ValueError(f"timeout_s must be positive and finite, got {timeout_s!r}")
         self.url = url.rstrip("/") + SEARCH_PATH
         self.feedback_url = url.rstrip("/") + FEEDBACK_PATH
         self.timeout_s = timeout_s
@@ -177,6 +182,9 @@ class _Base:
         if scope:
             self._headers[SCOPE_HEADER] = scope
         self._noted: OrderedDict[str, tuple[str, tuple[str, ...]]] = OrderedDict()
+        self._noted_most = max(1, noted)
+        #: Noted searches pushed out before their feedback was due (``noted`` too small).
+        self.noted_dropped = 0
         self._noted_lock = threading.Lock()
         self._tls = tls_context(verify, cert)
 
@@ -191,10 +199,13 @@ class _Base:
         started: float,
     ) -> Prepared | Selection:
         """The request to send, or the answer already known without one: off, nothing to
-        ask, the breaker open, or a bug here (failing open all the same)."""
-        tools = listed(tools)
+        ask, the breaker open, or a bug here (failing open all the same, with the permitted
+        tools only: filters that cannot be applied permit none)."""
         try:
-            tools = permitted(tools, controls.filters)
+            tools = permitted(listed(tools), controls.filters)
+        except Exception as exc:  # the policy holds even against a bug here
+            return _crashed([], exc, started)
+        try:
             if not self.enabled:
                 return fail_open(tools, "disabled")
             limit = clamp_top_k(top_k, self.max_search_results)
@@ -228,13 +239,15 @@ class _Base:
     def note_search(self, key: str, selection: Selection) -> None:
         """Remember a provider search call's answer (its search id and names) by the
         provider's call id, so a later hook call of the conversation can report what the
-        model called after it (``report_calls``); the last ``NOTED`` are kept."""
+        model called after it (``report_calls``); the last ``noted`` (a constructor option,
+        ``NOTED`` by default) are kept, and ``noted_dropped`` counts the ones pushed out."""
         if not key or not selection.search_id:
             return
         with self._noted_lock:
             self._noted[key] = (selection.search_id, selection.names)
-            while len(self._noted) > NOTED:
+            while len(self._noted) > self._noted_most:
                 self._noted.popitem(last=False)
+                self.noted_dropped += 1
 
     def _due(self, calls: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
         """The feedback owed for ``calls`` (search call id -> tools called after it): for
@@ -375,7 +388,10 @@ class SelectorClient(_Base):
 
     def report_calls(self, calls: Mapping[str, Sequence[str]]) -> None:
         """Send the feedback owed for ``calls`` (``note_search``) on the worker threads,
-        without waiting: a lost feedback costs the caller nothing."""
+        without waiting: a lost feedback costs the caller nothing. None while the breaker
+        is open (they would hold workers a search needs); they stay owed."""
+        if self.breaker.state == "open":
+            return
         for sid, called in self._due(calls):
             deadline = time.monotonic() + self.timeout_s
             with contextlib.suppress(Exception):  # a closed pool loses only the feedback
@@ -405,8 +421,9 @@ class SelectorClient(_Base):
             _WORKER.deadline = None
 
     def close(self) -> None:
-        """Release the connection pool and the worker threads."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Release the connection pool and the worker threads, once the calls and feedback
+        already handed to them are done (each within its deadline: at most ``timeout_s``)."""
+        self._pool.shutdown(wait=True)
         self._http.close()
 
     def __enter__(self) -> SelectorClient:
@@ -462,9 +479,14 @@ class AsyncSelectorClient(_Base):
         return reported(status, answer)
 
     async def report_calls(self, calls: Mapping[str, Sequence[str]]) -> None:
-        """Send the feedback owed for ``calls`` (``note_search``); never raises."""
-        for sid, called in self._due(calls):
-            await self.feedback(sid, called)
+        """Send the feedback owed for ``calls`` (``note_search``) side by side, each within
+        ``timeout_s``; none while the breaker is open (they stay owed); never raises. The
+        async hooks run it beside their search, so the call keeps its one deadline."""
+        if self.breaker.state == "open":
+            return
+        async with anyio.create_task_group() as group:
+            for sid, called in self._due(calls):
+                group.start_soon(self.feedback, sid, called)
 
     async def _exchange(self, body: bytes, url: str | None = None) -> Exchanged:
         async with self._http.stream(

@@ -127,19 +127,36 @@ class Prepared:
     top_k: int
     always_keep: tuple[str, ...] = field(default=())
     empty_ok: bool = False
+    budgeted: bool = False
 
 
 def permitted(tools: list[Any], filters: Filters | None) -> list[Any]:
-    """The raw ``tools`` that ``filters`` permit (all of them when there are none); a tool
-    with no usable name cannot be checked and is left out when there are."""
+    """The raw ``tools`` that ``filters`` permit (all of them when there are none). A Gemini
+    wrapper (``functionDeclarations``) is kept whole when each of its declarations is
+    permitted, else as the declarations that are. A tool that cannot be checked (no usable
+    name, a definition the check cannot read) is left out when there are filters."""
     if filters is None:
         return tools
     out = []
     for raw in tools:
-        wire = [t for t in (to_wire(d) for d in expand([raw])) if t is not None]
-        if wire and all(failed_filter(filters, t.name, facts(t)) is None for t in wire):
+        inside = list(expand([raw]))
+        passing = [d for d in inside if _passes(filters, d)]
+        if len(passing) == len(inside) and passing:
             out.append(raw)
+        else:
+            out.extend(passing)
     return out
+
+
+def _passes(filters: Filters, definition: Any) -> bool:
+    """Whether ``filters`` permit one definition; ``False`` when it cannot be checked."""
+    try:
+        wire = to_wire(definition)
+        return (
+            wire is not None and failed_filter(filters, wire.name, facts(wire, sized=False)) is None
+        )
+    except Exception:  # the caller's odd definition: not permitted, never a raise
+        return False
 
 
 def clamp_top_k(top_k: int | None, max_results: int) -> int:
@@ -212,6 +229,7 @@ def prepare(
         top_k=max(1, top_k),
         always_keep=keep,
         empty_ok=controls.min_score is not None,
+        budgeted=controls.budget is not None,
     )
 
 
@@ -238,14 +256,30 @@ def _interpreted(prepared: Prepared, status: int, body: bytes, latency_s: float)
         return fail_open(tools, "empty_selection", latency_s=latency_s, status=status)
     names = [n for n in dict.fromkeys(answer.selected_names) if n in prepared.sent]
     names = names[: prepared.top_k]
-    if not names:
-        return fail_open(tools, "unknown_names", latency_s=latency_s, status=status)
+    unusable = _unusable(prepared, names)
+    if unusable is not None:
+        reason, detail = unusable
+        return fail_open(tools, reason, latency_s=latency_s, status=status, detail=detail)
     return Selection(
         tools=pick_definitions(tools, names),
         names=tuple(names),
         latency_s=latency_s,
         status=status,
     )
+
+
+def _unusable(prepared: Prepared, names: list[str]) -> tuple[FailReason, str] | None:
+    """Why the answer's known ``names`` are no answer: none of them (``unknown_names``), or
+    only ``always_keep`` names where it had room for more, no useful match (SPEC rule 4) as
+    an empty answer is (not when ``min_score`` or a budget may have cut it, nor when
+    ``always_keep`` fills ``top_k`` by itself); ``None`` when they are one."""
+    if not names:
+        return "unknown_names", ""
+    if prepared.empty_ok or prepared.budgeted or len(names) >= prepared.top_k:
+        return None
+    if set(names) <= set(prepared.always_keep):
+        return "empty_selection", "only always_keep names: no useful match"
+    return None
 
 
 FeedbackReason = Literal["timeout", "connect_error", "http_status", "bad_response", "no_search"]

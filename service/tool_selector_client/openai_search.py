@@ -120,7 +120,7 @@ def openai_context(items: Any, search_tool: str = "tool_search") -> Context | No
     for item in listed(items):
         kind = providers.field_of(item, "type")
         if kind == "function_call" and providers.field_of(item, "name") != search_tool:
-            called.append(str(providers.field_of(item, "name") or ""))
+            called.append(_called(item))
         elif kind in (None, "message"):
             texts.extend(_texts(providers.field_of(item, "content")))
     return providers.context_of(texts, called)
@@ -153,7 +153,7 @@ def _search(
     ``context`` is given). With ``min_score`` and nothing reaching it, ``tools`` is empty.
     """
     options = providers.Options(
-        top_k, tuple(always_keep), filters, budget, min_score, context, metrics
+        top_k, tuple(listed(always_keep)), filters, budget, min_score, context, metrics
     )
     deferred = openai_deferred(listed(tools))
     sent = providers.sent_context(options, conversation, openai_context)
@@ -175,17 +175,26 @@ def _earlier(key: str, conversation: Any) -> dict[str, tuple[str, ...]]:
     if conversation is None or isinstance(conversation, str):
         return {}
     try:
-        steps = []
+        steps, turn = [], 0
         for item in listed(conversation):
             kind = providers.field_of(item, "type")
             call_id = str(providers.field_of(item, "call_id") or "")
             if kind == "tool_search_call":
-                steps.append((call_id, _SEARCH))
+                steps.append((call_id, _SEARCH, turn))
             elif kind == "function_call":
-                steps.append((call_id, str(providers.field_of(item, "name") or "")))
+                steps.append((call_id, _called(item), turn))
+            else:  # an output, a message: the calls after it are a later turn's
+                turn += 1
     except Exception:  # the caller's odd conversation loses only the feedback
         return {}
     return providers.calls_after_searches(steps, _SEARCH, key)
+
+
+def _called(item: Any) -> str:
+    """A ``function_call``'s tool as ranked: ``namespace.fn`` for a namespace's member."""
+    name = str(providers.field_of(item, "name") or "")
+    space = providers.field_of(item, "namespace")
+    return f"{space}.{name}" if isinstance(space, str) and space and name else name
 
 
 def _output(call: Any, deferred: Mapping[str, Deferred], names: tuple[str, ...]) -> dict[str, Any]:

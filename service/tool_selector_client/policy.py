@@ -22,6 +22,7 @@ and ``github.create_issue``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,15 +66,15 @@ class ToolFacts:
     unsafe: bool
 
 
-def facts(tool: Tool) -> ToolFacts:
-    """The policy facts of one tool."""
+def facts(tool: Tool, *, sized: bool = True) -> ToolFacts:
+    """The policy facts of one tool; its size 0 unless ``sized`` (the filters never read it:
+    the budget does, and a definition holding what JSON cannot encode has none)."""
     definition = tool.definition
-    if definition is None:
-        size = len(_ENCODE.encode({"name": tool.name, "description": tool.description or ""}))
-        hints: dict[str, Any] = {}
-    else:
-        size = len(_ENCODE.encode(definition))
-        hints = _annotations(definition)
+    hints = {} if definition is None else _annotations(definition)
+    size = 0
+    if sized:
+        shown = {"name": tool.name, "description": tool.description or ""}
+        size = len(_ENCODE.encode(shown if definition is None else definition))
     read_only = hints.get("readOnlyHint") is True
     destructive = not read_only and hints.get("destructiveHint") is not False
     unsafe = tool.safe is False or (definition is not None and definition.get("safe") is False)
@@ -90,9 +91,13 @@ def _annotations(definition: dict[str, Any]) -> dict[str, Any]:
 
 
 def glob_matcher(globs: Sequence[str]) -> re.Pattern[str] | None:
-    """One case-insensitive regex matching any of ``globs``; ``None`` for no globs."""
-    if not globs:
-        return None
+    """One case-insensitive regex matching any of ``globs``; ``None`` for no globs. Made
+    once per list of globs (``failed_filter`` asks for each tool)."""
+    return _matcher(tuple(globs)) if globs else None
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(fnmatch.translate(g) for g in globs), re.IGNORECASE | re.DOTALL)
 
 

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, ParamSpec, Protocol, TypeVar
 
+import anyio
+
 from tool_selector_client.client import AsyncSelectorClient, SelectorClient
 from tool_selector_client.core import Controls, FailReason, Selection, clamp_top_k
 from tool_selector_client.definitions import by_name, described
@@ -166,7 +168,7 @@ def query_of(arguments: Any) -> str:
     if isinstance(arguments, str | bytes):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # the model wrote them: never a raise
             return arguments if isinstance(arguments, str) else ""
     query = field_of(arguments, "query")
     if isinstance(query, str):
@@ -237,8 +239,9 @@ def hooks(read: Callable[P, DeferredSearch], name: str) -> tuple[BlockingHook[P]
         client: AsyncSelectorClient, *args: P.args, **kwargs: P.kwargs
     ) -> SearchAnswer:
         search = read(*args, **kwargs)
-        await client.report_calls(search.earlier)
-        selection = await client.select(*search.request)
+        async with anyio.create_task_group() as group:  # the feedback beside the search
+            group.start_soon(client.report_calls, search.earlier)
+            selection = await client.select(*search.request)
         client.note_search(search.key, selection)
         return answer(search, selection, client.max_search_results)
 
@@ -249,22 +252,42 @@ def hooks(read: Callable[P, DeferredSearch], name: str) -> tuple[BlockingHook[P]
 
 
 def calls_after_searches(
-    steps: Iterable[tuple[str, str]], search_tool: str, current: str
+    steps: Iterable[tuple[str, str, int]], search_tool: str, current: str
 ) -> dict[str, tuple[str, ...]]:
-    """``Calls`` from a conversation's tool calls in order, each ``(call id, tool name)``:
-    every call of ``search_tool`` before ``current`` opens a search, and the other tools
-    called until the next search are what the model called after it."""
-    out: dict[str, list[str]] = {}
-    opened: str | None = None
-    for call_id, name in steps:
+    """``Calls`` from a conversation's tool calls in order, each ``(call id, tool name,
+    turn)``, calls of one turn made together (parallel calls, before any of their results):
+    the searches of a turn before ``current``'s are due, each with the other tools called in
+    the turns after it, up to and with the next turn that searches again. Calls of a
+    search's own turn are not after it, and neither are ``current``'s turn's other searches
+    due: their calls are still to come."""
+    out: dict[str, tuple[str, ...]] = {}
+    pending: list[str] = []
+    window: list[str] = []
+    for _, searches, calls in _turns(steps, search_tool):
+        window.extend(calls)  # made after the pending searches' results
+        if not searches:
+            continue
+        out.update((s, tuple(dict.fromkeys(window))) for s in pending)
+        if current in searches:
+            return out
+        pending, window = searches, []
+    out.update((s, tuple(dict.fromkeys(window))) for s in pending)
+    return out
+
+
+def _turns(
+    steps: Iterable[tuple[str, str, int]], search_tool: str
+) -> list[tuple[int, list[str], list[str]]]:
+    """The steps by turn, in order: each turn's search call ids and other tools' names."""
+    turns: list[tuple[int, list[str], list[str]]] = []
+    for call_id, name, turn in steps:
+        if not turns or turns[-1][0] != turn:
+            turns.append((turn, [], []))
         if name == search_tool:
-            if call_id == current:
-                break
-            opened = call_id
-            out[opened] = []
-        elif opened is not None and name:
-            out[opened].append(name)
-    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+            turns[-1][1].append(call_id)
+        elif name:
+            turns[-1][2].append(name)
+    return turns
 
 
 def _public(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from tool_selector_client import policy
 from tool_selector_client.core import (
     Controls,
     Prepared,
@@ -107,3 +109,47 @@ def test_controls_travel_in_the_body() -> None:
     prepared = prepare("x", RAW, 5, (), Controls(budget=Budget(max_tools=2)))
     assert isinstance(prepared, Prepared)
     assert b'"budget":{"max_tools":2}' in prepared.body
+
+
+def _kept(names: list[str], top_k: int = 5, controls: Controls | None = None) -> Selection:
+    prepared = prepare("find", TOOLS, top_k, ["a"], controls or Controls())
+    assert isinstance(prepared, Prepared)
+    return interpret(prepared, 200, json.dumps({"selected_names": names}).encode(), 0.01)
+
+
+def test_only_always_keep_names_is_no_useful_match() -> None:
+    """SPEC rule 4: empty, or only always_keep, means "no useful match" (it was ``ok``, and
+    the proxy re-injected only the kept tool)."""
+    alone = _kept(["a"])
+    assert (alone.reason, alone.tools) == ("empty_selection", TOOLS)
+    assert _kept(["a", "b"]).names == ("a", "b")
+    assert _kept(["a"], top_k=1).names == ("a",)  # always_keep fills top_k by itself
+    budgeted = Controls(budget=Budget(max_tools=1))
+    assert _kept(["a"], controls=budgeted).names == ("a",)  # the budget may have cut it
+    assert _kept(["a"], controls=Controls(min_score=0.5)).names == ("a",)
+
+
+def test_a_definition_the_filters_cannot_read_is_not_permitted() -> None:
+    """A definition JSON cannot encode (a ``Path`` default) made the check raise, and the
+    client failed open with every tool, the denied ones too."""
+    odd = {"name": "get_path", "description": "d", "input_schema": {"default": Path("/x")}}
+    tools = [odd, {"name": "delete_all", "description": "d"}, {"name": "read", "description": "d"}]
+    assert permitted(tools, Filters(deny=["delete_*"])) == [odd, tools[2]]
+    assert permitted(tools, Filters(deny=["get_*"])) == tools[1:]
+
+
+def test_a_gemini_wrapper_keeps_its_permitted_declarations() -> None:
+    """One denied declaration dropped the whole wrapper (every tool of a Gemini app)."""
+    decls = [{"name": n, "description": n} for n in ("get_weather", "delete_file", "send")]
+    wrapper = {"functionDeclarations": decls}
+    assert permitted([wrapper], Filters(deny=["delete_*"])) == [decls[0], decls[2]]
+    assert permitted([wrapper], Filters(deny=["nothing_*"])) == [wrapper]
+    assert permitted([wrapper], Filters(allow=["zzz"])) == []
+
+
+def test_the_globs_are_compiled_once_for_all_the_tools() -> None:
+    globs = [f"*{i}?x" for i in range(50)]
+    tools = [{"name": f"tool_{i}", "description": "d"} for i in range(200)]
+    before = policy._matcher.cache_info().misses
+    permitted(tools, Filters(deny=globs))
+    assert policy._matcher.cache_info().misses == before + 1

@@ -165,3 +165,159 @@ def test_the_openai_hook_reports_from_the_responses_input() -> None:
         openai_tool_search_output(c, next_call, functions, conversation=conversation)
         c.close()
     assert service.feedback == [{"search_id": SID, "called": ["get_weather"]}]
+
+
+class ByQuery(Service):
+    """Answers each search with the tool its pattern names (``weather`` or ``email``), under
+    an id of its own."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if request.url.path == FEEDBACK_PATH:
+            return super().__call__(request)
+        name = "get_weather" if "weather" in body["pattern"] else "send_email"
+        sid = ("a" if name == "get_weather" else "b") * 32
+        return httpx.Response(200, json={"selected_names": [name]}, headers={SEARCH_ID_HEADER: sid})
+
+
+def _parallel_conversation(upto: int) -> list[dict[str, Any]]:
+    """Two searches in one assistant turn, their results, then both tools called together."""
+    turns: list[dict[str, Any]] = [
+        {"role": "user", "content": "weather in Porto and mail it to Ana"},
+        {"role": "assistant", "content": [_search("s1", "weather"), _search("s2", "email")]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": s, "content": []} for s in ("s1", "s2")
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t3", "name": "get_weather", "input": {}},
+                {"type": "tool_use", "id": "t4", "name": "send_email", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": t, "content": "ok"} for t in ("t3", "t4")
+            ],
+        },
+        {"role": "assistant", "content": [_search("s5", "weather again")]},
+    ]
+    return turns[:upto]
+
+
+def test_searches_of_one_turn_are_reported_after_the_calls_that_follow_them() -> None:
+    """Answering the second of two searches made together reported the first as "called
+    none" (its calls still to come), and its real call was never reported."""
+    service = ByQuery()
+    with client(service) as c:
+        anthropic_tool_result(
+            c, _search("s1", "weather"), TOOLS, messages=_parallel_conversation(2)
+        )
+        anthropic_tool_result(c, _search("s2", "email"), TOOLS, messages=_parallel_conversation(2))
+        assert service.feedback == []
+        later = _search("s5", "weather again")
+        anthropic_tool_result(c, later, TOOLS, messages=_parallel_conversation(6))
+        c.close()
+    assert sorted(service.feedback, key=lambda f: f["search_id"]) == [
+        {"search_id": "a" * 32, "called": ["get_weather"]},
+        {"search_id": "b" * 32, "called": ["send_email"]},
+    ]
+
+
+def test_a_namespace_member_called_is_reported_under_its_ranked_name() -> None:
+    """A Responses ``function_call`` names a namespace's member bare, its namespace apart:
+    it was reported as "called none" (negative evidence for the tool the model used)."""
+    service = Service()
+    crm = {
+        "type": "namespace",
+        "name": "crm",
+        "description": "CRM",
+        "tools": [
+            {"type": "function", "name": n, "description": n, "defer_loading": True}
+            for n in ("get_customer", "add_note")
+        ],
+    }
+    call = {"type": "tool_search_call", "call_id": "c1", "arguments": {"query": "customer"}}
+    conversation = [
+        call,
+        {"type": "tool_search_output", "call_id": "c1", "tools": []},
+        {"type": "function_call", "call_id": "f1", "name": "get_customer", "namespace": "crm"},
+    ]
+    next_call = {"type": "tool_search_call", "call_id": "c2", "arguments": {"query": "note"}}
+    with client(service) as c:
+        openai_tool_search_output(c, call, [crm])
+        openai_tool_search_output(c, next_call, [crm], conversation=conversation)
+        c.close()
+    assert service.feedback == [{"search_id": SID, "called": ["crm.get_customer"]}]
+
+
+def test_the_async_hook_sends_its_feedback_beside_its_search() -> None:
+    """The feedback owed was awaited before the search, each within its own timeout: a
+    service slow to take feedback held the search. Here the feedback is answered only once
+    the search has come: one after the other, it times out and is lost."""
+    searched = asyncio.Event()
+    taken: list[dict[str, Any]] = []
+
+    async def service(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if request.url.path == FEEDBACK_PATH:
+            await searched.wait()
+            taken.append(body)
+            return httpx.Response(200, json={"kept": True, "called": [], "unshown": []})
+        searched.set()
+        names = {"selected_names": [body["tools"][0]["name"]]}
+        return httpx.Response(200, json=names, headers={SEARCH_ID_HEADER: SID})
+
+    async def run() -> None:
+        transport = httpx.MockTransport(service)
+        async with AsyncSelectorClient("http://svc", transport=transport, timeout_s=2.0) as c:
+            await anthropic_tool_result_async(c, _search("s1", "weather"), TOOLS)
+            searched.clear()
+            conversation = _conversation("s1", "get_weather")
+            await anthropic_tool_result_async(c, _search("s2", "x"), TOOLS, messages=conversation)
+
+    asyncio.run(run())
+    assert taken == [{"search_id": SID, "called": ["get_weather"]}]
+
+
+def test_no_feedback_is_sent_while_the_breaker_is_open_and_it_stays_owed() -> None:
+    service = Service()
+    with client(service) as c:
+        anthropic_tool_result(c, _search("s1", "weather"), TOOLS)
+        for _ in range(c.breaker.threshold):
+            c.breaker.record(False)
+        assert c.breaker.state == "open"
+        c.report_calls({"s1": ("get_weather",)})
+        assert service.feedback == []
+        c.breaker.record(True)
+        c.report_calls({"s1": ("get_weather",)})
+        c.close()
+    assert service.feedback == [{"search_id": SID, "called": ["get_weather"]}]
+
+
+def test_the_hooks_never_raise_on_what_the_caller_or_the_model_wrote() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    with client(Service()) as c:
+        none = anthropic_tool_result(c, _search("s1", "weather"), TOOLS, always_keep=None)  # type: ignore[arg-type]
+        call = {"type": "tool_search_call", "call_id": "c1", "arguments": deep}
+        odd = openai_tool_search_output(c, call, TOOLS, always_keep=None)  # type: ignore[arg-type]
+    assert none.names == ("get_weather",)
+    assert odd.output["type"] == "tool_search_output"
+
+
+@pytest.mark.parametrize("timeout_s", [None, "1", 0, -1.0, float("nan"), float("inf")])
+def test_a_client_without_a_deadline_is_refused_at_construction(timeout_s: Any) -> None:
+    """``timeout_s=None`` (httpx's "no timeout") made every ``select`` raise a TypeError."""
+    with pytest.raises((TypeError, ValueError), match="timeout_s"):
+        SelectorClient("http://svc", timeout_s=timeout_s)
+
+
+def test_searches_noted_past_the_bound_are_counted() -> None:
+    with client(ByQuery(), noted=2) as c:
+        for i in range(5):
+            anthropic_tool_result(c, _search(f"s{i}", "weather"), TOOLS)
+        assert c.noted_dropped == 3
