@@ -98,7 +98,41 @@ def glob_matcher(globs: Sequence[str]) -> re.Pattern[str] | None:
 
 @functools.lru_cache(maxsize=64)
 def _matcher(globs: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(fnmatch.translate(g) for g in globs), re.IGNORECASE | re.DOTALL)
+    translated = (fnmatch.translate(_normalized(g)) for g in globs)
+    return re.compile("|".join(translated), re.IGNORECASE | re.DOTALL)
+
+
+def _normalized(glob: str) -> str:
+    """``glob`` with each run of ``*`` and ``?`` written ``?``...``*`` (it matches the same
+    names: a star matches any run, so the ``?`` can come first). fnmatch's regex retries a
+    star's ``?`` after it from every place in the name: 256 globs of a star and 120 ``?``
+    cost 7.8 ms a name. Bracket classes are left as they are."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        end = _class_end(glob, i) if glob[i] == "[" else i + 1
+        if glob[i] in "*?":
+            while end < len(glob) and glob[end] in "*?":
+                end += 1
+            run = glob[i:end]
+            out.append("?" * run.count("?") + ("*" if "*" in run else ""))
+        else:
+            out.append(glob[i:end])
+        i = end
+    return "".join(out)
+
+
+def _class_end(glob: str, at: int) -> int:
+    """Where the bracket class opening at ``at`` ends, as ``fnmatch.translate`` reads it
+    (``[!``, a first ``]`` inside); ``at + 1`` for a ``[`` that closes nothing (a literal)."""
+    j = at + 1
+    if j < len(glob) and glob[j] == "!":
+        j += 1
+    if j < len(glob) and glob[j] == "]":
+        j += 1
+    while j < len(glob) and glob[j] != "]":
+        j += 1
+    return at + 1 if j >= len(glob) else j + 1
 
 
 def name_matches(matcher: re.Pattern[str] | None, name: str, bare: str | None = None) -> bool:

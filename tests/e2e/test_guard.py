@@ -187,6 +187,30 @@ def test_deadline_cancels_slow_work_with_503(tmp_path: Path) -> None:
     assert (r.status_code, r.json()["code"]) == (503, "deadline_exceeded")
 
 
+def test_an_abandoned_search_gives_its_worker_back(tmp_path: Path) -> None:
+    """Filters costly enough to read (256 globs of a star and a long literal run against 2,000
+    names of that letter: about a minute) answer 503 at the deadline; the work stopped there
+    too, so the one worker serves the next search (it kept computing, and every search
+    meanwhile was a 503)."""
+    env = {
+        **LEXICAL,
+        "TOOL_SELECTOR_WORKER_THREADS": "1",
+        "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "1",
+        "TOOL_SELECTOR_ADMISSION_WAIT_MS": "1000",
+    }
+    service = start_service(tmp_path, env, wait_ready=False)
+    try:
+        tools = [{"name": "a" * 200 + str(i), "description": "d"} for i in range(2_000)]
+        deny = ["*" + "a" * 150 + f"b{i}" for i in range(256)]
+        costly = {"pattern": "find the file", "tools": tools, "filters": {"deny": deny}}
+        first = post(service, {}, json.dumps(costly).encode())
+        after = post(service, {}, BODY)
+    finally:
+        service.stop()
+    assert (first.status_code, first.json()["code"]) == (503, "deadline_exceeded")
+    assert (after.status_code, after.json()["selected_names"][0]) == (200, "slack_send")
+
+
 def test_sigterm_finishes_the_request_in_flight(tmp_path: Path) -> None:
     service = start_service(tmp_path, LEXICAL, wait_ready=False)
     try:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tool_selector.ranking import request_parts
+from tool_selector.ranking.checkpoints import checked
 from tool_selector.ranking.request_parts import _SHAPES, _URLS, prose_lines, read_message
 
 #: The URL-only shape as it was: its blanks crossed line breaks.
@@ -118,3 +121,43 @@ def test_a_run_of_bare_urls_keeps_its_request() -> None:
     found = read_message(text, 1_000, 600)
     assert found == ("Which of these sites is down right now?", "request_found")
     assert prose_lines(text) == before(text)
+
+
+class Abandoned(Exception):
+    pass
+
+
+def test_reading_a_message_stops_once_its_request_is_abandoned() -> None:
+    """A message of megabytes is read at about a second a megabyte (linear); a request
+    abandoned past its deadline stops reading at its next checkpoint (``CHECK_EVERY``
+    lines or sentences) instead of holding its worker to the end."""
+    asked = 0
+
+    def check() -> None:
+        nonlocal asked
+        asked += 1
+        if asked > 3:
+            raise Abandoned
+
+    lines = "\n".join(f"Please find the report number {i} on the drive." for i in range(5_000))
+    one_line = " ".join(f"Do item {i}." for i in range(5_000))
+    for text in (lines, one_line):
+        asked = 0
+        with checked(check), pytest.raises(Abandoned):
+            read_message(text, 1_000, 600)
+        assert asked == 4
+
+
+def test_a_sentence_repeated_on_a_long_line_is_scored_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    scored: list[str] = []
+    score = request_parts.request_score
+
+    def counted(sentence: str) -> int:
+        scored.append(sentence)
+        return score(sentence)
+
+    monkeypatch.setattr(request_parts, "request_score", counted)
+    found = read_message("Do it now. " * 10_000 + "Can you find the payroll export?", 1_000, 600)
+    assert found is not None
+    assert "find the payroll export" in found[0]
+    assert sorted(set(scored)) == sorted(scored)

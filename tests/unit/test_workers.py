@@ -2,8 +2,10 @@ import contextlib
 import threading
 
 import anyio
+import anyio.to_thread
 
 from tool_selector.http.workers import WorkerPool
+from tool_selector.ranking.checkpoints import checked, checkpoint
 
 
 def test_abandoned_work_keeps_its_slot_and_queued_abandoned_work_never_runs() -> None:
@@ -69,3 +71,42 @@ def test_a_failing_function_gives_its_slot_back() -> None:
             return await pool.run(abs, -3)
 
     assert anyio.run(scenario) == 3
+
+
+def test_abandoned_work_stops_at_its_next_checkpoint() -> None:
+    """Work started before its caller gave up ran to its end, holding its slot (and the GIL
+    every request needs); now it stops at its next ``checkpoint()`` and the slot is free."""
+    pool = WorkerPool(1)
+    stopped = threading.Event()
+    give_up = threading.Event()  # ends the loop when the checkpoint did not
+
+    def long(_: str) -> str:
+        try:
+            while not give_up.wait(0.005):
+                checkpoint()
+            return "ran to its end"
+        finally:
+            stopped.set()
+
+    def fast(name: str) -> str:
+        return name
+
+    async def scenario() -> str:
+        with anyio.move_on_after(0.1):
+            await pool.run(long, "abandoned")
+        assert await anyio.to_thread.run_sync(stopped.wait, 10)  # stops, or fails here
+        return await pool.run(fast, "after")
+
+    try:
+        assert anyio.run(scenario) == "after"
+    finally:
+        give_up.set()
+
+
+def test_a_checkpoint_outside_a_worker_does_nothing() -> None:
+    checkpoint()
+    calls: list[int] = []
+    with checked(lambda: calls.append(1)):
+        checkpoint()
+    checkpoint()
+    assert calls == [1]

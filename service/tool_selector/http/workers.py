@@ -5,7 +5,8 @@ token back the moment the caller is cancelled, while the thread keeps computing:
 overload every request then misses its deadline, abandoned threads pile up, and all CPU goes
 to answers nobody waits for. Here the slot is a semaphore taken *inside* the thread and
 released only when the work really ends, and a thread whose caller has already given up
-skips the work instead of starting it.
+skips the work instead of starting it; work already started stops at its next
+``checkpoints.checkpoint()`` once its caller gives up.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import TypeVar
 
 import anyio.from_thread
 import anyio.to_thread
+
+from tool_selector.ranking.checkpoints import checked
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -37,6 +40,7 @@ class WorkerPool:
             anyio.from_thread.check_cancelled()
         try:
             anyio.from_thread.check_cancelled()
-            return fn(arg)
+            with checked(anyio.from_thread.check_cancelled):
+                return fn(arg)
         finally:
             self._slots.release()

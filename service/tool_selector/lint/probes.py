@@ -26,6 +26,7 @@ from tool_selector.lint.words import Vocabulary, apart, quoted
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog
+from tool_selector.ranking.checkpoints import checkpoint
 from tool_selector.ranking.dense import windows
 from tool_selector.ranking.text import ToolText
 from tool_selector.ranking.tokenize import split_identifier
@@ -133,6 +134,7 @@ def answer(
         asked = [p for p in asked if every or p.tool not in reached]
         prefill(selector, [p for p in asked if not out or not _named(catalog, p)])
         for probe in asked:
+            checkpoint()  # a search a probe: an abandoned report stops here
             names = _answer(selector, source, catalog=catalog, probe=probe, top_k=top_k,
                             paths=paths)  # fmt: skip
             named = frozenset(catalog.texts[i].name for i in catalog.exact_matches(probe.text))

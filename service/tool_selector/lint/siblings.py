@@ -28,6 +28,7 @@ import numpy as np
 from tool_selector.lint.probes import Answered
 from tool_selector.lint.words import Vocabulary, apart, quoted
 from tool_selector.ranking.bm25 import LexicalIndex
+from tool_selector.ranking.checkpoints import checkpoint
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 from tool_selector.ranking.text import ToolText
 from tool_selector_client.catalog_lint import Finding, Misled
@@ -61,6 +62,7 @@ def bm25_similarity(texts: Sequence[ToolText], index: LexicalIndex) -> FloatArra
     n = len(texts)
     sim = np.zeros((n, n), dtype=np.float32)
     for i, text in enumerate(texts):
+        checkpoint()  # n queries over n tools: an abandoned report stops here
         words = text.name_tokens() + text.description_tokens() + text.search_tokens()
         query = list(dict.fromkeys(words))
         scores = index.scores(query)

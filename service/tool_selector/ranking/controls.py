@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from tool_selector.ranking.checkpoints import checkpoint
 from tool_selector_client.policy import FILTER_KINDS, facts, glob_matcher, name_matches
 from tool_selector_client.wire import Filters, Tool
 
@@ -70,7 +71,13 @@ def allowed(
 
 
 def _matching(matcher: re.Pattern[str] | None, names: Iterable[tuple[str, str]]) -> BoolArray:
-    return np.array([name_matches(matcher, full, bare) for full, bare in names], dtype=bool)
+    """Which names ``matcher`` matches; a checkpoint before each (the caller's globs and
+    names together may cost seconds: an abandoned request stops here)."""
+    found = []
+    for full, bare in names:
+        checkpoint()
+        found.append(name_matches(matcher, full, bare))
+    return np.array(found, dtype=bool)
 
 
 def fit_budget(

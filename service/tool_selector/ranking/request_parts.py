@@ -74,6 +74,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from tool_selector.ranking.checkpoints import checkpoint
+
 #: Most characters of request parts ranked: what the model reads at once (one window).
 REQUEST_CHARS = 1000
 #: Most characters of the message's own words ranked when no part reads as a request
@@ -92,6 +94,9 @@ LINE_CHARS = 300
 #: ("step 00017: compiled unit 17 in 0.8s"), a generated list.
 REPEATS = 3
 _DIGITS = re.compile(r"\d+")
+#: Lines or sentences read between two checkpoints (``checkpoints``: an abandoned request's
+#: reading of a message of megabytes stops there).
+CHECK_EVERY = 256
 #: How much of a line the shape checks read (all of them look at its start).
 _HEAD = 200
 
@@ -321,7 +326,9 @@ def parts(text: str) -> list[Part]:
     templates = Counter(_DIGITS.sub("#", line) for line, _ in lines)
     found: list[Part] = []
     seen: dict[str, list[Part]] = {}  # a paste repeats its lines: each is read once
-    for line, start in lines:
+    for i, (line, start) in enumerate(lines):
+        if i % CHECK_EVERY == 0:
+            checkpoint()
         if line not in seen:
             machine = templates[_DIGITS.sub("#", line)] >= REPEATS or _fields_or_blob(line)
             seen[line] = [] if machine else _line_parts(line, 0)
@@ -414,9 +421,14 @@ def _line_parts(line: str, offset: int) -> list[Part]:
     out: list[Part] = []
     begin = 0
     asked = False
-    for sentence in sentences:
+    scores: dict[str, int] = {}  # a line of one sentence repeated reads it once
+    for i, sentence in enumerate(sentences):
+        if i % CHECK_EVERY == 0:
+            checkpoint()
         begin = line.find(sentence, begin)
-        score = request_score(sentence)
+        score = scores.get(sentence)
+        if score is None:
+            score = scores[sentence] = request_score(sentence)
         if asked and 0 <= score < REQUEST_SCORE and _plain(sentence.split()):
             score = REQUEST_SCORE
         asked = score >= REQUEST_SCORE
