@@ -20,7 +20,11 @@ FloatArray = npt.NDArray[np.float32]
 WHOLE_CHARS = 1000
 #: Most characters of one window of a longer pattern.
 WINDOW_CHARS = 400
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+#: A sentence's or a line's end. The line break's blanks are tried only where a run of
+#: blanks starts (``(?<!\s)``), not from each of its blanks (the square of the run's
+#: length); a break anywhere in a run is found from its start, so the cuts are the same
+#: (tests/unit/test_blank_runs_linear.py).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<!\s)\s*\n\s*")
 
 
 def windows(text: str, whole: int = WHOLE_CHARS, size: int = WINDOW_CHARS) -> list[str]:

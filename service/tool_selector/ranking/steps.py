@@ -53,13 +53,18 @@ _ABBREVIATIONS = "".join(
     )
 )
 _SEQUENCE = r"(?:finally|lastly|next|after\s+that|afterwards|additionally|then)\b"
+#: Where clauses are cut. A cut that starts with blanks is tried only where a run of blanks
+#: starts (``(?<!\s)``), not again from each of its blanks (each try reads to the run's end:
+#: the square of its length). It cuts the same: such a cut found inside a run is found at
+#: the run's start too, and no cut ends inside a run (tests/unit/test_blank_runs_linear.py).
 _CUT = re.compile(
     # a sentence end (not an abbreviation's dot, not a decimal point) or ';'
     rf"{_ABBREVIATIONS}(?<=[.!?;])\s+"
-    r"|\s*\n+\s*"  # a line break
-    r"|\s+(?:and\s+)?then\s+"  # "then", "and then"
+    r"|(?<!\s)\s*\n+\s*"  # a line break
+    r"|(?<!\s)\s+(?:and\s+)?then\s+"  # "then", "and then"
     rf"|,\s*(?:and\s+)?(?={_SEQUENCE})"  # ", finally ...", ", and next ..."
-    r"|(?<=[:,])\s*(?=\d{1,2}[.)]\s)|\s+(?=\d{1,2}[.)]\s+\D)",  # numbered: "1. " "2) "
+    r"|(?<=[:,])\s*(?=\d{1,2}[.)]\s)"  # numbered: "1. " "2) "
+    r"|(?<!\s)\s+(?=\d{1,2}[.)]\s+\D)",
     re.IGNORECASE,
 )
 #: What a clause may start with that names no step: its number, "then", "finally", ...
