@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -29,25 +30,45 @@ NOT_SETTINGS = {
     "TOOL_SELECTOR_URL": "where the examples' clients reach the service",
 }
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-#: Values a field's type admits that the service cannot use, each with what it expects: caught
-#: here, they would stop granian's worker with a traceback.
-_USABLE: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "log_level": (
-        lambda v: v.upper() in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"},
-        "expected one of debug, info, warning, error, critical",
-    ),
-    "redis_url": (
-        lambda v: not v or v.startswith(_REDIS_SCHEMES),
-        "expected a redis://, rediss:// or unix:// URL, or empty for none",
-    ),
+
+
+def _redis_url(value: str) -> str | None:
+    """Why ``value`` is no Redis URL the service can use (``None``: it is, or empty): read by
+    redis-py's own parser, as the worker will read it."""
+    if not value:
+        return None
+    if not value.startswith(_REDIS_SCHEMES):
+        return "expected a redis://, rediss:// or unix:// URL, or empty for none"
+    from redis.connection import parse_url  # noqa: PLC0415 - only when a URL is set
+
+    try:
+        parse_url(value)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+    except ValueError as exc:
+        return f"not a Redis URL redis-py can read ({exc})"
+    return None
+
+
+def _log_level(value: str) -> str | None:
+    if value.upper() in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+        return None
+    return "expected one of debug, info, warning, error, critical"
+
+
+#: Values a field's type admits that the service cannot use, each giving what is wrong
+#: (``None``: usable): caught here, they would stop granian's worker with a traceback.
+_USABLE: dict[str, Callable[[Any], str | None]] = {
+    "log_level": _log_level,
+    "redis_url": _redis_url,
+    "learn_redis_url": _redis_url,
 }
-_USABLE["learn_redis_url"] = _USABLE["redis_url"]
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _setting(default: Any, doc: str, minimum: float | None = None) -> Any:
-    return dataclasses.field(default=default, metadata={"doc": doc, "min": minimum})
+def _setting(
+    default: Any, doc: str, minimum: float | None = None, maximum: float | None = None
+) -> Any:
+    return dataclasses.field(default=default, metadata={"doc": doc, "min": minimum, "max": maximum})
 
 
 EncoderKind = Literal["sentence-transformers", "onnx-int8", "none"]
@@ -157,8 +178,9 @@ class Settings:
         5.0,
         "Longest time to receive the request headers (granian closes the connection). On the "
         "TLS port the handshake before them is bounded by granian itself, at a fixed 10 s "
-        "(granian 2.8 has no option for it).",
+        "(granian 2.8 has no option for it). At most 3600.",
         0.001,
+        3600,
     )
     body_timeout_seconds: float = _setting(
         5.0, "Longest time to receive a whole request body (408 after).", 0.001
@@ -404,8 +426,9 @@ class Settings:
         0.5,
         "Most of a scope's room (`TOOL_SELECTOR_LEARN_MAX_EVENTS`) one caller's feedback may "
         "fill (its newest kept): a caller flooding a shared scope cannot make it theirs, and "
-        "the others' feedback keeps the rest.",
+        "the others' feedback keeps the rest. At most 1 (all of it).",
         0.01,
+        1,
     )
     learn_refresh_ms: int = _setting(
         1000,
@@ -429,10 +452,11 @@ class Settings:
         for f in dataclasses.fields(cls):
             key = PREFIX + f.name.upper()
             if key in env:
-                values[f.name] = _parse(key, env[key], hints[f.name], f.metadata["min"])
+                bounds = (f.metadata["min"], f.metadata["max"])
+                values[f.name] = _parse(key, env[key], hints[f.name], bounds)
                 check = _USABLE.get(f.name)
-                if check and not check[0](values[f.name]):
-                    raise ConfigError(f"{key}={env[key]!r}: {check[1]}")
+                if check and (problem := check(values[f.name])):
+                    raise ConfigError(f"{key}={env[key]!r}: {problem}")
         return _together(cls(**values))
 
     def with_overrides(self, **changes: Any) -> Settings:
@@ -466,7 +490,7 @@ def _unknown(unknown: list[str], known: set[str]) -> str:
     )
 
 
-def _parse(key: str, raw: str, kind: Any, minimum: float | None) -> Any:
+def _parse(key: str, raw: str, kind: Any, bounds: tuple[float | None, float | None]) -> Any:
     text = raw.strip()
     parser = _PARSERS.get(kind)
     if get_origin(kind) is Literal:
@@ -479,8 +503,13 @@ def _parse(key: str, raw: str, kind: Any, minimum: float | None) -> Any:
         value = parser(text)
     except ValueError as exc:
         raise ConfigError(f"{key}={raw!r}: {_EXPECTED.get(kind, exc)}") from exc
+    minimum, maximum = bounds
+    if isinstance(value, float) and not math.isfinite(value):  # nan passes every comparison
+        raise ConfigError(f"{key}={raw!r}: expected a finite number")
     if minimum is not None and value < minimum:
         raise ConfigError(f"{key}={raw!r}: must be >= {minimum:g}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{key}={raw!r}: must be <= {maximum:g}")
     return value
 
 

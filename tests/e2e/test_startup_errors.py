@@ -94,10 +94,41 @@ def test_the_port_setting_is_checked_as_the_flag_is(tmp_path: Path) -> None:
         ({"TOOL_SELECTOR_TOP_K": "5"}, (), "did you mean TOOL_SELECTOR_MAX_TOP_K?"),
         ({"TOOL_SELECTOR_LOG_LEVEL": "loud"}, (), "TOOL_SELECTOR_LOG_LEVEL='loud': expected one"),
         ({"TOOL_SELECTOR_REDIS_URL": "localhost"}, (), "TOOL_SELECTOR_REDIS_URL='localhost'"),
+        (
+            {"TOOL_SELECTOR_REDIS_URL": "redis://127.0.0.1:notaport/0"},
+            (),
+            "TOOL_SELECTOR_REDIS_URL='redis://127.0.0.1:notaport/0': not a Redis URL",
+        ),
+        (
+            {"TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "nan"},
+            (),
+            "TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS='nan': expected a finite number",
+        ),
+        (
+            {"TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "1e30"},
+            (),
+            "TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS='1e30': must be <= 3600",
+        ),
+        (
+            {"TOOL_SELECTOR_LEARN_CALLER_SHARE": "nan"},
+            (),
+            "TOOL_SELECTOR_LEARN_CALLER_SHARE='nan': expected a finite number",
+        ),
         ({}, ("--port", "70000"), "port 70000 is not 0-65535"),
         ({}, ("--host", "localhost"), "host 'localhost' is not an IP address"),
     ],
-    ids=["not-a-number", "unknown-key", "log-level", "redis-url", "port-range", "host-name"],
+    ids=[
+        "not-a-number",
+        "unknown-key",
+        "log-level",
+        "redis-url",
+        "redis-port",
+        "header-timeout-nan",
+        "header-timeout-past-granian",
+        "caller-share-nan",
+        "port-range",
+        "host-name",
+    ],
 )
 def test_a_bad_setting_is_one_line_naming_it(
     tmp_path: Path, env: dict[str, str], args: tuple[str, ...], named: str

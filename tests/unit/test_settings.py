@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
@@ -70,14 +71,51 @@ def test_table_lists_every_setting() -> None:
         ({"TOOL_SELECTOR_LOG_LEVEL": "loud"}, "expected one of debug, info"),
         ({"TOOL_SELECTOR_REDIS_URL": "localhost:6379"}, "expected a redis://"),
         ({"TOOL_SELECTOR_LEARN_REDIS_URL": "localhost"}, "expected a redis://"),
+        ({"TOOL_SELECTOR_REDIS_URL": "redis://127.0.0.1:notaport/0"}, "redis-py can read"),
+        ({"TOOL_SELECTOR_LEARN_REDIS_URL": "redis://h:99999/0"}, "Port out of range"),
+        ({"TOOL_SELECTOR_REDIS_URL": "redis://h:6379/0?db=x"}, "Invalid value for 'db'"),
+        ({"TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "1e30"}, "must be <= 3600"),
+        ({"TOOL_SELECTOR_LEARN_CALLER_SHARE": "2"}, "must be <= 1"),
     ],
-    ids=["not-int", "log-level", "redis-url", "learn-redis-url"],
+    ids=[
+        "not-int",
+        "log-level",
+        "redis-url",
+        "learn-redis-url",
+        "redis-port-not-a-number",
+        "learn-redis-port-out-of-range",
+        "redis-db-not-a-number",
+        "header-timeout-past-granian",
+        "caller-share-above-all",
+    ],
 )
 def test_a_value_the_service_cannot_use_says_what_it_expects(
     env: dict[str, str], expected: str
 ) -> None:
     with pytest.raises(ConfigError, match=expected):
         Settings.from_env(env)
+
+
+FLOAT_KEYS = [
+    f"TOOL_SELECTOR_{name.upper()}"
+    for name, kind in get_type_hints(Settings).items()
+    if kind is float
+]
+
+
+@pytest.mark.parametrize("key", FLOAT_KEYS)
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "NaN"])
+def test_a_number_that_is_not_finite_is_refused_naming_the_key(key: str, raw: str) -> None:
+    with pytest.raises(ConfigError, match=f"{key}='{raw}': expected a finite number"):
+        Settings.from_env({key: raw})
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://redis:6379/0", "rediss://:secret@redis:6380/2", "unix:///run/redis.sock", ""],
+)
+def test_a_redis_url_redis_py_reads_is_kept(url: str) -> None:
+    assert Settings.from_env({"TOOL_SELECTOR_REDIS_URL": url}).redis_url == url
 
 
 def test_a_log_level_in_any_case_is_kept() -> None:
