@@ -81,7 +81,11 @@ class Settings:
 
     host: str = _setting("127.0.0.1", "Address `serve` binds to.")
     port: int = _setting(8080, "Port `serve` binds to.", 0)
-    max_body_bytes: int = _setting(8 * 1024 * 1024, "Largest request body accepted (413 above).", 1)
+    max_body_bytes: int = _setting(
+        8 * 1024 * 1024,
+        "Largest request body accepted (413 above); at most `TOOL_SELECTOR_BODY_BUFFER_BYTES`.",
+        1,
+    )
     max_tools: int = _setting(10_000, "Most tools in one request, duplicates included.", 1)
     max_pattern_chars: int = _setting(
         2_000,
@@ -221,7 +225,8 @@ class Settings:
         60,
         "Embedding work one request may wait for, counted from when its catalog is at hand "
         "(built or found); past it the answer comes from the static arm (or BM25 alone) and "
-        "the catalog is embedded in the background.",
+        "the catalog is embedded in the background. Below `TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS` "
+        "(with an encoder).",
         0,
     )
     calibrate_encode: bool = _setting(
@@ -247,7 +252,8 @@ class Settings:
         "embedding deadline, is read by the models when their encode of the leaders is "
         "predicted within this many ms (or what is left of the deadline, if more): an empty "
         "answer then rests on the models' word. 0: never (the static tables' no match "
-        'stands; docs/quality.md, "No empty first answer on the static tables\' word alone").',
+        'stands; docs/quality.md, "No empty first answer on the static tables\' word alone"). '
+        "Below `TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS` (with an encoder).",
         0,
     )
     embed_queue_size: int = _setting(
@@ -464,14 +470,58 @@ class Settings:
 
 
 def _together(settings: Settings) -> Settings:
-    """``settings``, once the ones that bound each other agree."""
-    if settings.learn_max_total_events < settings.learn_max_events:
-        raise ConfigError(
-            f"{PREFIX}LEARN_MAX_TOTAL_EVENTS={settings.learn_max_total_events} is below "
-            f"{PREFIX}LEARN_MAX_EVENTS={settings.learn_max_events}: all scopes together must "
-            "hold one full scope (raise the first or lower the second)"
-        )
+    """``settings``, once the ones that bound each other agree (``_DISAGREE``)."""
+    for check in _DISAGREE:
+        if problem := check(settings):
+            raise ConfigError(problem)
     return settings
+
+
+def _scopes(s: Settings) -> str | None:
+    if s.learn_max_total_events >= s.learn_max_events:
+        return None
+    return (
+        f"{PREFIX}LEARN_MAX_TOTAL_EVENTS={s.learn_max_total_events} is below "
+        f"{PREFIX}LEARN_MAX_EVENTS={s.learn_max_events}: all scopes together must "
+        "hold one full scope (raise the first or lower the second)"
+    )
+
+
+def _embedding_waits(s: Settings) -> str | None:
+    """A request's embedding wait (or the shortlist's rescue) as long as its whole deadline
+    leaves no time to answer: a new catalog's first request would get the 503
+    ``deadline_exceeded`` instead of the static arm's answer. No encoder: no wait."""
+    if s.encoder == "none":
+        return None
+    deadline_ms = s.request_deadline_seconds * 1000
+    for name, ms in (
+        ("EMBED_DEADLINE_MS", s.embed_deadline_ms),
+        ("SHORTLIST_RESCUE_MS", s.shortlist_rescue_ms),
+    ):
+        if ms >= deadline_ms:
+            return (
+                f"{PREFIX}{name}={ms} is not below {PREFIX}REQUEST_DEADLINE_SECONDS="
+                f"{s.request_deadline_seconds:g} ({deadline_ms:g} ms): a new catalog's first "
+                "request would run out of time waiting for the models instead of being "
+                "answered by the static arm (lower the first or raise the second)"
+            )
+    return None
+
+
+def _bodies(s: Settings) -> str | None:
+    """A body the size limit admits must fit the buffer of all bodies, or it gets a 503
+    ``overloaded`` whose retry can never succeed."""
+    if s.max_body_bytes <= s.body_buffer_bytes:
+        return None
+    return (
+        f"{PREFIX}MAX_BODY_BYTES={s.max_body_bytes} is above {PREFIX}BODY_BUFFER_BYTES="
+        f"{s.body_buffer_bytes}: a body between the two could never be buffered and would "
+        "get 503 overloaded on every retry (lower the first or raise the second)"
+    )
+
+
+#: The checks of settings that bound each other, each giving what is wrong (``None``: fine).
+_DISAGREE: tuple[Callable[[Settings], str | None], ...] = (_scopes, _embedding_waits, _bodies)
 
 
 def _unknown(unknown: list[str], known: set[str]) -> str:

@@ -124,6 +124,7 @@ def test_a_rescue_is_counted_and_logged(tmp_path: Path) -> None:
     env = {
         "TOOL_SELECTOR_EMBED_DEADLINE_MS": "0",
         "TOOL_SELECTOR_SHORTLIST_RESCUE_MS": "10000",
+        "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "15",  # a rescue must fit in the deadline
         "TOOL_SELECTOR_CALIBRATE_ENCODE": "false",
     }
     proc = start_service(tmp_path, env)

@@ -114,6 +114,17 @@ def test_the_port_setting_is_checked_as_the_flag_is(tmp_path: Path) -> None:
             (),
             "TOOL_SELECTOR_LEARN_CALLER_SHARE='nan': expected a finite number",
         ),
+        (
+            {"TOOL_SELECTOR_ENCODER": "onnx-int8", "TOOL_SELECTOR_EMBED_DEADLINE_MS": "5000"},
+            (),
+            "TOOL_SELECTOR_EMBED_DEADLINE_MS=5000 is not below "
+            "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS=2",
+        ),
+        (
+            {"TOOL_SELECTOR_MAX_BODY_BYTES": "2000", "TOOL_SELECTOR_BODY_BUFFER_BYTES": "1000"},
+            (),
+            "TOOL_SELECTOR_MAX_BODY_BYTES=2000 is above TOOL_SELECTOR_BODY_BUFFER_BYTES=1000",
+        ),
         ({}, ("--port", "70000"), "port 70000 is not 0-65535"),
         ({}, ("--host", "localhost"), "host 'localhost' is not an IP address"),
     ],
@@ -126,6 +137,8 @@ def test_the_port_setting_is_checked_as_the_flag_is(tmp_path: Path) -> None:
         "header-timeout-nan",
         "header-timeout-past-granian",
         "caller-share-nan",
+        "embed-deadline-past-request-deadline",
+        "body-past-buffer",
         "port-range",
         "host-name",
     ],

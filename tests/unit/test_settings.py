@@ -147,3 +147,58 @@ def test_all_scopes_together_must_hold_one_full_scope() -> None:
     assert Settings().learn_max_total_events >= Settings().learn_max_events
     with pytest.raises(ConfigError):
         Settings().with_overrides(learn_max_total_events=1)
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        (
+            {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "5000"},
+            "TOOL_SELECTOR_EMBED_DEADLINE_MS=5000 is not below "
+            "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS=2 (2000 ms)",
+        ),
+        (
+            {
+                "TOOL_SELECTOR_EMBED_DEADLINE_MS": "500",
+                "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "0.5",
+            },
+            "TOOL_SELECTOR_EMBED_DEADLINE_MS=500 is not below "
+            "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS=0.5",
+        ),
+        (
+            {"TOOL_SELECTOR_SHORTLIST_RESCUE_MS": "2000"},
+            "TOOL_SELECTOR_SHORTLIST_RESCUE_MS=2000 is not below "
+            "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS=2",
+        ),
+        (
+            {"TOOL_SELECTOR_MAX_BODY_BYTES": "2000", "TOOL_SELECTOR_BODY_BUFFER_BYTES": "1999"},
+            "TOOL_SELECTOR_MAX_BODY_BYTES=2000 is above TOOL_SELECTOR_BODY_BUFFER_BYTES=1999",
+        ),
+    ],
+    ids=[
+        "embed-past-default-deadline",
+        "embed-at-deadline",
+        "rescue-at-deadline",
+        "body-past-buffer",
+    ],
+)
+def test_settings_that_bound_each_other_are_refused_naming_both(
+    env: dict[str, str], named: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env(env)
+    assert named in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "1999", "TOOL_SELECTOR_SHORTLIST_RESCUE_MS": "1999"},
+        {"TOOL_SELECTOR_EMBED_DEADLINE_MS": "5000", "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "6"},
+        {"TOOL_SELECTOR_ENCODER": "none", "TOOL_SELECTOR_REQUEST_DEADLINE_SECONDS": "0.005"},
+        {"TOOL_SELECTOR_MAX_BODY_BYTES": "2000", "TOOL_SELECTOR_BODY_BUFFER_BYTES": "2000"},
+    ],
+    ids=["waits-below-deadline", "deadline-raised", "no-encoder-no-wait", "body-fills-buffer"],
+)
+def test_settings_that_agree_are_kept(env: dict[str, str]) -> None:
+    assert Settings.from_env(env) != Settings()
