@@ -339,7 +339,10 @@ def test_cached_vectors_do_not_pin_their_batch() -> None:
     cache = MemoryCache(1 << 20)
     sel = Selector(encoder=HashingEncoder(), cache=cache, catalogs=CatalogStore(100))
     sel.select(request())
-    assert all(v is not None and v.base is None for v in cache.get_many(cache._items.keys()))
+    assert all(
+        v is not None and v.base is None
+        for v in cache.get_many(cache._items.keys(), HashingEncoder().dim)
+    )
 
 
 def test_memo_derives_once_per_key_and_is_bounded_by_bytes() -> None:

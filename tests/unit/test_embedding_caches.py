@@ -3,6 +3,7 @@ behaviour. The Redis cases run against a real redis-server on a free port."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
@@ -13,7 +14,9 @@ from typing import TypeVar
 
 import numpy as np
 import pytest
+import redis
 
+from tests.fakes import HashingEncoder
 from tests.support import RedisProcess, start_redis
 from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.embeddings.cache import (
@@ -23,13 +26,26 @@ from tool_selector.embeddings.cache import (
     TieredCache,
     embedding_key,
 )
-from tool_selector.embeddings.redis_cache import RedisCache
+from tool_selector.embeddings.redis_cache import KEY_PREFIX, RedisCache, Throttle
+from tool_selector.pipeline.ask import ToolSource
+from tool_selector.pipeline.selector import Selector
+from tool_selector_client.wire import SearchRequest, Tool
 
 T = TypeVar("T")
 
 
-def vec(seed: int, dim: int = 8) -> np.ndarray:
+DIM = 8
+
+
+def vec(seed: int, dim: int = DIM) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+
+
+TOOLS = [
+    Tool(name="send_message", description="Post a message to a Slack channel"),
+    Tool(name="read_file", description="Read a file from disk"),
+    Tool(name="create_issue", description="Open a GitHub issue"),
+]
 
 
 def key(text: str) -> bytes:
@@ -59,17 +75,17 @@ def stores(cache: EmbeddingCache) -> bool:
 
 
 def test_unknown_keys_miss(cache: EmbeddingCache) -> None:
-    assert cache.get_many([key("a"), key("b")]) == [None, None]
+    assert cache.get_many([key("a"), key("b")], DIM) == [None, None]
 
 
 def test_empty_lookup_is_empty(cache: EmbeddingCache) -> None:
-    assert cache.get_many([]) == []
+    assert cache.get_many([], DIM) == []
 
 
 def test_stored_vectors_come_back_in_key_order(cache: EmbeddingCache) -> None:
     cache.put_many([(key("a"), vec(1)), (key("b"), vec(2))])
     assert cache.flush(5)
-    got = cache.get_many([key("b"), key("missing"), key("a")])
+    got = cache.get_many([key("b"), key("missing"), key("a")], DIM)
     if not stores(cache):
         assert got == [None, None, None]
         return
@@ -82,14 +98,14 @@ def test_a_rewrite_replaces_the_vector(cache: EmbeddingCache) -> None:
     cache.put_many([(key("a"), vec(1))])
     cache.put_many([(key("a"), vec(2))])
     assert cache.flush(5)
-    got = cache.get_many([key("a")])[0]
+    got = cache.get_many([key("a")], DIM)[0]
     assert got is None if not stores(cache) else np.array_equal(got, vec(2))
 
 
 def test_vectors_are_float32(cache: EmbeddingCache) -> None:
     cache.put_many([(key("a"), vec(1).astype(np.float64))])  # type: ignore[list-item]
     cache.flush(5)
-    got = cache.get_many([key("a")])[0]
+    got = cache.get_many([key("a")], DIM)[0]
     assert got is None if not stores(cache) else got.dtype == np.float32
 
 
@@ -109,9 +125,9 @@ def test_key_changes_with_each_part(a: tuple[str, int, str], b: tuple[str, int, 
 def test_memory_evicts_least_recently_used_by_bytes() -> None:
     cache = MemoryCache(max_bytes=2 * 32)
     cache.put_many([(key("a"), vec(1)), (key("b"), vec(2))])
-    cache.get_many([key("a")])
+    cache.get_many([key("a")], DIM)
     cache.put_many([(key("c"), vec(3))])
-    assert [v is not None for v in cache.get_many([key("a"), key("b"), key("c")])] == [
+    assert [v is not None for v in cache.get_many([key("a"), key("b"), key("c")], DIM)] == [
         True,
         False,
         True,
@@ -123,8 +139,8 @@ def test_tiered_fills_memory_from_redis_hits(redis_server: RedisProcess) -> None
     far.put_many([(key("a"), vec(1))])
     far.flush(5)
     near = MemoryCache(1 << 20)
-    TieredCache(near, far).get_many([key("a")])
-    np.testing.assert_array_equal(near.get_many([key("a")])[0], vec(1))
+    TieredCache(near, far).get_many([key("a")], DIM)
+    np.testing.assert_array_equal(near.get_many([key("a")], DIM)[0], vec(1))
     far.close()
 
 
@@ -132,7 +148,7 @@ def test_observer_counts_hits_and_misses() -> None:
     seen: list[tuple[str, int, int]] = []
     cache = MemoryCache(1 << 20, observer=lambda *a: seen.append(a))
     cache.put_many([(key("a"), vec(1))])
-    cache.get_many([key("a"), key("b")])
+    cache.get_many([key("a"), key("b")], DIM)
     assert seen == [("memory", 1, 1)]
 
 
@@ -186,7 +202,7 @@ def test_a_hung_redis_reads_as_misses_then_the_breaker_skips_it(redis_server: Re
     cache._client.mget = lambda *a, **kw: calls.append(a) or mget(*a, **kw)  # type: ignore[method-assign]
     os.kill(redis_server.proc.pid, signal.SIGSTOP)
     try:
-        got = in_thread(lambda: [cache.get_many([key("a")]) for _ in range(5)])
+        got = in_thread(lambda: [cache.get_many([key("a")], DIM) for _ in range(5)])
     finally:
         os.kill(redis_server.proc.pid, signal.SIGCONT)
     assert (got, cache.breaker.state, len(calls)) == ([[None]] * 5, "open", 2)
@@ -197,7 +213,7 @@ def test_breaker_closes_when_redis_comes_back(tmp_path: Path) -> None:
     redis = start_redis(tmp_path)
     cache = RedisCache(redis.url, timeout=0.05, breaker_threshold=1, breaker_reset=0.1)
     redis.stop()
-    cache.get_many([key("a")])
+    cache.get_many([key("a")], DIM)
     opened = cache.breaker.state
     redis = start_redis(tmp_path, port=redis.port)
     deadline = time.monotonic() + 10
@@ -229,3 +245,80 @@ def test_put_drops_instead_of_waiting_on_a_hung_redis(redis_server: RedisProcess
         os.kill(redis_server.proc.pid, signal.SIGCONT)
     assert 0 < sum(dropped) <= 50  # a full queue drops the write, never waits for room
     cache.close()
+
+
+def test_a_vector_of_another_width_misses(cache: EmbeddingCache) -> None:
+    cache.put_many([(key("a"), vec(1))])
+    cache.flush(5)
+    assert cache.get_many([key("a")], DIM * 2) == [None]
+
+
+def nan_vector() -> bytes:
+    value = vec(1)
+    value[3] = np.nan
+    return value.tobytes()
+
+
+BAD_VALUES = {
+    "8-bytes": vec(1, 2).tobytes(),
+    "4-bytes": vec(1, 1).tobytes(),
+    "float64": vec(1).astype(np.float64).tobytes(),
+    "nan": nan_vector(),
+    "infinity": np.full(DIM, np.inf, dtype=np.float32).tobytes(),
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("value", BAD_VALUES.values(), ids=BAD_VALUES.keys())
+def test_a_bad_value_in_redis_is_a_counted_miss(redis_server: RedisProcess, value: bytes) -> None:
+    seen: list[tuple[str, int, int]] = []
+    cache = RedisCache(redis_server.url, observer=lambda *a: seen.append(a))
+    cache.put_many([(key("good"), vec(2))])
+    cache.flush(5)
+    redis.Redis.from_url(redis_server.url).set(KEY_PREFIX + key("bad"), value)
+    got = cache.get_many([key("bad"), key("good")], DIM)
+    assert got[0] is None
+    np.testing.assert_array_equal(got[1], vec(2))
+    assert seen == [("redis", 1, 1)]
+    cache.close()
+
+
+def test_bad_values_are_logged_once_a_minute(
+    redis_server: RedisProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = RedisCache(redis_server.url)
+    redis.Redis.from_url(redis_server.url).set(KEY_PREFIX + key("bad"), b"\x00" * 8)
+    with caplog.at_level(logging.WARNING, logger="tool_selector.redis"):
+        for _ in range(3):
+            cache.get_many([key("bad")], DIM)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1
+    assert "1 cached value(s) were not 8 finite float32s (32 bytes)" in lines[0]
+    cache.close()
+
+
+def test_throttle_says_when_to_log_and_how_many_since() -> None:
+    clock = FakeClock()
+    throttle = Throttle(60, clock)
+    said = [throttle.due(), throttle.due(2)]
+    clock.now = 60.0
+    said += [throttle.due()]
+    assert said == [1, 0, 3]
+
+
+def test_a_catalog_with_bad_vectors_in_redis_is_re_embedded_and_overwritten(
+    redis_server: RedisProcess,
+) -> None:
+    """8-byte values under every tool's key broke the catalog on every replica (500 in
+    ``stack``) until they expired; now they are misses, embedded again and overwritten."""
+    encoder = HashingEncoder()
+    far = RedisCache(redis_server.url)
+    selector = Selector(encoder=encoder, cache=TieredCache(MemoryCache(1 << 20), far))
+    keys = selector.entry(ToolSource.of(TOOLS)).entry.keys(encoder.model_id)
+    client = redis.Redis.from_url(redis_server.url)
+    client.mset({KEY_PREFIX + k: b"\x00" * 8 for k in keys})
+    outcome = selector.select(SearchRequest(pattern="post a slack message", tools=TOOLS))
+    assert outcome.ranking.names[0] == "send_message"
+    assert far.flush(5)
+    assert [len(v) for v in client.mget([KEY_PREFIX + k for k in keys])] == [4 * encoder.dim] * 3
+    far.close()

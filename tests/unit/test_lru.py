@@ -54,13 +54,15 @@ def catalogs(capacity: int) -> Adapter:
 
 def vectors(capacity: int) -> Adapter:
     cache = MemoryCache(capacity * 4)  # one unit of weight: one float32
+    widths: dict[str, int] = {}
 
     def put(key: str, weight: int) -> None:
+        widths[key] = weight
         cache.put_many([(key.encode(), np.ones(weight, dtype=np.float32))])
 
     a = Adapter()
     a.put = put
-    a.has = lambda k: cache.get_many([k.encode()])[0] is not None
+    a.has = lambda k: cache.get_many([k.encode()], widths.get(k, 0))[0] is not None
     a.weight = lambda: cache.size_bytes // 4
     return a
 

@@ -61,7 +61,7 @@ def test_each_models_tool_vectors_are_cached_under_its_own_id(both: Ensemble) ->
     assert outcome.ranking.names[0] == "send_message"
     entry = selector.entry(ToolSource.of(TOOLS)).entry
     for part in both.parts:
-        assert all(v is not None for v in cache.get_many(entry.keys(part.model_id)))
+        assert all(v is not None for v in cache.get_many(entry.keys(part.model_id), part.dim))
     assert len(cache) == 2 * len(TOOLS)
 
 

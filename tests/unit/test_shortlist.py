@@ -185,9 +185,9 @@ class Lookups(NullCache):
     def __init__(self) -> None:
         self.calls = 0
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
+    def get_many(self, keys: Sequence[bytes], dim: int) -> list[FloatArray | None]:
         self.calls += 1
-        return super().get_many(keys)
+        return super().get_many(keys, dim)
 
 
 def test_the_rescue_reads_the_arms_before_the_shortlist_once(
@@ -311,7 +311,7 @@ def test_the_shortlist_reads_the_catalogs_own_texts(both: Ensemble, tables: Ense
     entry = selector.entry(ToolSource.of(TOOLS)).entry
     for part in both.parts:
         alone = np.stack([part.encode([t])[0] for t in entry.texts(part.model_id)])
-        cached = cache.get_many(entry.keys(part.model_id))
+        cached = cache.get_many(entry.keys(part.model_id), part.dim)
         held = [i for i, v in enumerate(cached) if v is not None]
         assert len(held) == Rules().shortlist
         for i in held:
@@ -332,7 +332,7 @@ def test_the_leaders_are_picked_among_the_tools_the_filters_leave_in(
     selector = cold(both, tables, math.inf, MemoryCache(1 << 24))
     entry = selector.entry(ToolSource.of(TOOLS)).entry
     keys = entry.keys(both.primary.model_id)
-    leaders = [i for i, v in enumerate(plain.get_many(keys)) if v is not None]
+    leaders = [i for i, v in enumerate(plain.get_many(keys, both.primary.dim)) if v is not None]
     assert len(leaders) == Rules().shortlist
     denied = entry.catalog.texts[leaders[0]].name
     filtered = SearchRequest(pattern=PATTERN, tools=TOOLS, filters=Filters(deny=[denied]))
@@ -340,7 +340,7 @@ def test_the_leaders_are_picked_among_the_tools_the_filters_leave_in(
     outcome = selector.select(filtered)
     assert outcome.provenance.arm == "shortlist"
     assert denied not in outcome.ranking.names
-    held = [i for i, v in enumerate(cache.get_many(keys)) if v is not None]
+    held = [i for i, v in enumerate(cache.get_many(keys, both.primary.dim)) if v is not None]
     assert len(held) == Rules().shortlist
     assert leaders[0] not in held
     assert set(leaders[1:]) < set(held)
@@ -415,7 +415,9 @@ def test_the_leaders_encode_feeds_each_models_rate(both: Ensemble, tables: Ensem
         part = next(p for p in both.parts if p.model_id == model)
         held = [
             t
-            for t, v in zip(entry.texts(model), cache.get_many(entry.keys(model)), strict=True)
+            for t, v in zip(
+                entry.texts(model), cache.get_many(entry.keys(model), part.dim), strict=True
+            )
             if v is not None
         ]
         rate = seconds / sum(map(len, held))

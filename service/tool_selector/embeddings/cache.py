@@ -38,8 +38,10 @@ class EmbeddingCache(Protocol):
 
     name: str
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
-        """The vector stored under each key, or ``None``; never raises for backend trouble."""
+    def get_many(self, keys: Sequence[bytes], dim: int) -> list[FloatArray | None]:
+        """The vector of ``dim`` floats stored under each key, or ``None`` (a miss, also for
+        a stored value of another width or with a float that is not finite: re-embedded and
+        overwritten); never raises for backend trouble."""
         ...
 
     def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
@@ -60,7 +62,7 @@ class NullCache:
 
     name = "none"
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
+    def get_many(self, keys: Sequence[bytes], dim: int) -> list[FloatArray | None]:
         return [None] * len(keys)
 
     def put_many(self, items: Sequence[tuple[bytes, FloatArray]]) -> None:
@@ -89,8 +91,12 @@ class MemoryCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
-        out = self._items.get_many(keys)
+    def get_many(self, keys: Sequence[bytes], dim: int) -> list[FloatArray | None]:
+        """Only what ``put_many`` was given (our encoders' vectors, a shared tier's checked
+        hits): a vector of another width (another model's, under a colliding key) misses."""
+        out = [
+            v if v is not None and v.shape == (dim,) else None for v in self._items.get_many(keys)
+        ]
         if self._observer and keys:
             hits = sum(v is not None for v in out)
             self._observer(self.name, hits, len(keys) - hits)
@@ -126,12 +132,12 @@ class TieredCache:
         self.near = near
         self.far = far
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
-        out = self.near.get_many(keys)
+    def get_many(self, keys: Sequence[bytes], dim: int) -> list[FloatArray | None]:
+        out = self.near.get_many(keys, dim)
         missing = [i for i, v in enumerate(out) if v is None]
         if not missing:
             return out
-        found = self.far.get_many([keys[i] for i in missing])
+        found = self.far.get_many([keys[i] for i in missing], dim)
         fill: list[tuple[bytes, FloatArray]] = []
         for i, vec in zip(missing, found, strict=True):
             if vec is not None:

@@ -8,7 +8,12 @@ a request.
 - A circuit breaker opens after a few consecutive failures; while open, reads miss at once
   and writes are dropped. The writer thread probes with ``PING`` and closes it again.
 
-Values are the raw little-endian float32 bytes of the vector (1,536 bytes for 384 dims).
+Values are the raw little-endian float32 bytes of the vector (1,536 bytes for 384 dims). A
+value read back is a vector only when it is exactly that (4 bytes a dimension of the model
+asking) and every float is finite: anything else (written by hand, by another program, cut
+short) reads as a miss, so it is re-embedded and overwritten, and is logged at most once a
+minute (``LOG_EVERY``). Trusted, one bad vector broke its catalog on every replica until the
+key expired.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -27,8 +33,39 @@ from tool_selector.ranking.dense import FloatArray
 KEY_PREFIX = b"tool-selector:emb:"
 #: Keys per MGET: bounds one call's reply (~800 KB) so the per-call timeout stays meaningful.
 MGET_BATCH = 512
+#: Seconds between two log lines of the same trouble (bad values read, writes refused).
+LOG_EVERY = 60.0
 _log = logging.getLogger("tool_selector.redis")
 _STOP = object()
+
+
+class Throttle:
+    """Says when a recurring trouble may be logged again (at most once every ``seconds``),
+    and how many times it happened since the last line (thread-safe)."""
+
+    def __init__(self, seconds: float = LOG_EVERY, clock: Callable[[], float] = time.monotonic):
+        self._seconds, self._clock = seconds, clock
+        self._next = float("-inf")
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def due(self, n: int = 1) -> int:
+        """Count ``n`` more; the count since the last line when one may be logged now, else 0."""
+        with self._lock:
+            self._count += n
+            now = self._clock()
+            if now < self._next:
+                return 0
+            self._next, count, self._count = now + self._seconds, self._count, 0
+            return count
+
+
+def _vector(value: object, dim: int) -> FloatArray | None:
+    """``value`` as a vector of ``dim`` finite float32s, or ``None`` when it is not one."""
+    if not isinstance(value, bytes) or len(value) != 4 * dim:
+        return None
+    vec = np.frombuffer(value, dtype="<f4").astype(np.float32)
+    return vec if np.isfinite(vec).all() else None
 
 
 class RedisCache:
@@ -72,6 +109,7 @@ class RedisCache:
         self._queue: queue.Queue[object] = queue.Queue(maxsize=write_queue)
         self._pending = 0
         self._idle = threading.Condition()
+        self._bad = Throttle()
         self._writer = threading.Thread(target=self._write_loop, name="redis-writer", daemon=True)
         self._writer.start()
 
@@ -79,8 +117,9 @@ class RedisCache:
     def queue_depth(self) -> int:
         return self._queue.qsize()
 
-    def get_many(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
-        """Vectors for ``keys`` (``None`` = miss). Any Redis trouble reads as all-miss."""
+    def get_many(self, keys: Sequence[bytes], dim: int) -> list[FloatArray | None]:
+        """Vectors of ``dim`` floats for ``keys`` (``None`` = miss). Any Redis trouble reads as
+        all-miss; a value that is no such vector, as a miss (counted with the misses)."""
         out: list[FloatArray | None] = [None] * len(keys)
         for start in range(0, len(keys), MGET_BATCH):
             if not self.breaker.allow():
@@ -91,9 +130,8 @@ class RedisCache:
                 self.breaker.failure()
                 break  # the rest read as misses; the next request tries again
             self.breaker.success()
-            for i, value in enumerate(raw, start):
-                if isinstance(value, bytes) and value and len(value) % 4 == 0:
-                    out[i] = np.frombuffer(value, dtype="<f4").astype(np.float32)
+            out[start : start + len(raw)] = [_vector(value, dim) for value in raw]
+            self._check_bad(raw, out[start : start + len(raw)], dim)
         if self._observer and keys:
             hits = sum(v is not None for v in out)
             self._observer(self.name, hits, len(keys) - hits)
@@ -125,6 +163,19 @@ class RedisCache:
         self._queue.put(_STOP)
         self._writer.join(2)
         self._client.close()
+
+    def _check_bad(self, raw: Sequence[object], got: Sequence[FloatArray | None], dim: int) -> None:
+        """Log (at most once a minute) the values found that were no vector of ``dim``."""
+        bad = sum(value is not None and vec is None for value, vec in zip(raw, got, strict=True))
+        if bad and (count := self._bad.due(bad)):
+            _log.warning(
+                "redis: %d cached value(s) were not %d finite float32s (%d bytes); read as "
+                "misses, re-embedded and overwritten",
+                count,
+                dim,
+                4 * dim,
+                extra={"bad_vectors": count},
+            )
 
     def _dropped(self, n: int) -> None:
         if self._on_drop:

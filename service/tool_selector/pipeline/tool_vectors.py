@@ -164,7 +164,7 @@ class ToolVectors:
         matrix = entry.matrix(model)
         if matrix is not None:
             return ToolMatrix(matrix, hits=len(entry.catalog))
-        cached = self.cache.get_many(entry.keys(model))
+        cached = self.cache.get_many(entry.keys(model), encoder.dim)
         misses = sum(v is None for v in cached)
         hits = len(cached) - misses
         if not misses:
@@ -203,7 +203,7 @@ class ToolVectors:
         got: list[list[FloatArray | None]] = []
         for part, own in zip(parts, keys, strict=True):
             matrix = entry.matrix(part.model_id)
-            got.append(list(matrix[at]) if matrix is not None else self._cached(own))
+            got.append(list(matrix[at]) if matrix is not None else self._cached(own, part.dim))
         gaps = [[j for j, v in enumerate(vectors) if v is None] for vectors in got]
         texts = [
             [entry.texts(p.model_id)[at[j]] for j in g] for p, g in zip(parts, gaps, strict=True)
@@ -223,14 +223,14 @@ class ToolVectors:
                 self.helper.leave()
         return [stack(vectors, part.dim) for part, vectors in zip(parts, got, strict=True)]
 
-    def _cached(self, keys: list[bytes]) -> list[FloatArray | None]:
+    def _cached(self, keys: list[bytes], dim: int) -> list[FloatArray | None]:
         """The shortlist's vectors of ``keys``: its own (the same as the last shortlist that
         read them; no round trip to a Redis tier), else the catalogs' cache's."""
-        got = self.shortlist.kept.get_many(keys)
+        got = self.shortlist.kept.get_many(keys, dim)
         gaps = [j for j, v in enumerate(got) if v is None]
         if gaps and self.shortlist.kept is not self.shortlist.cache:
             for j, v in zip(
-                gaps, self.shortlist.cache.get_many([keys[j] for j in gaps]), strict=True
+                gaps, self.shortlist.cache.get_many([keys[j] for j in gaps], dim), strict=True
             ):
                 got[j] = v
         return got
@@ -311,7 +311,7 @@ class ToolVectors:
     ) -> FloatArray:
         """The stacked vectors of ``texts``: from the caches, the rest encoded in batches of
         ``batch_size`` and stored as each batch finishes (``_keep``)."""
-        found = self.cache.get_many(keys)
+        found = self.cache.get_many(keys, encoder.dim)
         missing = [i for i, v in enumerate(found) if v is None]
         for start in range(0, len(missing), self.batch_size):
             if yielding:
@@ -342,7 +342,9 @@ class ToolVectors:
             or entry.matrix(encoders.model_id) is not None
         ):
             return 0
-        found = [v for p in encoders.parts for v in self.cache.get_many(entry.keys(p.model_id))]
+        found = [
+            v for p in encoders.parts for v in self.cache.get_many(entry.keys(p.model_id), p.dim)
+        ]
         self.complete(encoders, entry, stoppable=True, yielding=True)
         return sum(v is None for v in found)
 
