@@ -61,6 +61,9 @@ _USABLE: dict[str, Callable[[Any], str | None]] = {
     "redis_url": _redis_url,
     "learn_redis_url": _redis_url,
 }
+#: Longest Redis expiry accepted, in seconds: Redis 7 refuses one whose end in ms passes
+#: 2^63 (``ERR invalid expire time``: 9,223,372,036,854,775 s failed, 9e15 s was set).
+REDIS_MAX_TTL = 10**15
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -204,7 +207,13 @@ class Settings:
     redis_timeout_ms: int = _setting(
         50, "Connect/read timeout of each Redis call on the request path, in ms.", 1
     )
-    redis_ttl_seconds: int = _setting(7 * 24 * 3600, "Expiry of embeddings written to Redis.", 1)
+    redis_ttl_seconds: int = _setting(
+        7 * 24 * 3600,
+        "Expiry of embeddings written to Redis; at most 10^15 (Redis refuses an expiry past "
+        "about 9.2 x 10^15 s and would drop every write).",
+        1,
+        REDIS_MAX_TTL,
+    )
     redis_breaker_failures: int = _setting(
         3, "Consecutive Redis failures that open the circuit breaker (Redis then skipped).", 1
     )

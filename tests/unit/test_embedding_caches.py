@@ -29,6 +29,7 @@ from tool_selector.embeddings.cache import (
 from tool_selector.embeddings.redis_cache import KEY_PREFIX, RedisCache, Throttle
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.selector import Selector
+from tool_selector.settings import REDIS_MAX_TTL
 from tool_selector_client.wire import SearchRequest, Tool
 
 T = TypeVar("T")
@@ -322,3 +323,31 @@ def test_a_catalog_with_bad_vectors_in_redis_is_re_embedded_and_overwritten(
     assert far.flush(5)
     assert [len(v) for v in client.mget([KEY_PREFIX + k for k in keys])] == [4 * encoder.dim] * 3
     far.close()
+
+
+def test_the_longest_expiry_the_settings_allow_is_one_redis_takes(
+    redis_server: RedisProcess,
+) -> None:
+    cache = RedisCache(redis_server.url, ttl_seconds=REDIS_MAX_TTL)
+    cache.put_many([(key("a"), vec(1))])
+    assert cache.flush(5)
+    assert redis.Redis.from_url(redis_server.url).ttl(KEY_PREFIX + key("a")) > 0
+    cache.close()
+
+
+def test_writes_a_full_redis_refuses_are_logged_once_a_minute_with_its_words(
+    redis_server: RedisProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    redis.Redis.from_url(redis_server.url).config_set("maxmemory", 1)  # noeviction: OOM
+    dropped: list[int] = []
+    cache = RedisCache(redis_server.url, breaker_threshold=100, on_drop=dropped.append)
+    with caplog.at_level(logging.WARNING, logger="tool_selector.redis"):
+        for i in range(3):
+            cache.put_many([(key(str(i)), vec(i))])
+            assert cache.flush(5)
+    lines = [r.getMessage() for r in caplog.records]
+    assert dropped == [1, 1, 1]
+    assert len(lines) == 1
+    assert "1 write batch(es) of embeddings dropped" in lines[0]
+    assert "command not allowed when used memory > 'maxmemory'" in lines[0]
+    cache.close()

@@ -76,6 +76,7 @@ def test_table_lists_every_setting() -> None:
         ({"TOOL_SELECTOR_REDIS_URL": "redis://h:6379/0?db=x"}, "Invalid value for 'db'"),
         ({"TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "1e30"}, "must be <= 3600"),
         ({"TOOL_SELECTOR_LEARN_CALLER_SHARE": "2"}, "must be <= 1"),
+        ({"TOOL_SELECTOR_REDIS_TTL_SECONDS": "10000000000000000"}, "must be <= 1e\\+15"),
     ],
     ids=[
         "not-int",
@@ -87,6 +88,7 @@ def test_table_lists_every_setting() -> None:
         "redis-db-not-a-number",
         "header-timeout-past-granian",
         "caller-share-above-all",
+        "redis-ttl-past-redis",
     ],
 )
 def test_a_value_the_service_cannot_use_says_what_it_expects(

@@ -109,7 +109,7 @@ class RedisCache:
         self._queue: queue.Queue[object] = queue.Queue(maxsize=write_queue)
         self._pending = 0
         self._idle = threading.Condition()
-        self._bad = Throttle()
+        self._bad, self._refused = Throttle(), Throttle()
         self._writer = threading.Thread(target=self._write_loop, name="redis-writer", daemon=True)
         self._writer.start()
 
@@ -209,10 +209,20 @@ class RedisCache:
             pipe = self._client.pipeline(transaction=False)
             for key, value in payload:
                 pipe.set(key, value, ex=self._ttl)
-            pipe.execute()
-        except self._errors:
+            # unannotated: redis-py's own raise prints the command, binary key and vector
+            refused = [r for r in pipe.execute(raise_on_error=False) if isinstance(r, Exception)]
+            if refused:
+                raise refused[0]
+        except self._errors as exc:
             self.breaker.failure()
             self._dropped(len(payload))
+            if count := self._refused.due():
+                _log.warning(
+                    "redis: %d write batch(es) of embeddings dropped since the last line: %s",
+                    count,
+                    exc,
+                    extra={"dropped_batches": count},
+                )
         else:
             self.breaker.success()
 
