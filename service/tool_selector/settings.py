@@ -271,7 +271,8 @@ class Settings:
     warmup_file: str = _setting(
         "",
         'JSONL file of tool catalogs (`{"tools": [...]}` per line) embedded at startup; '
-        "`/readyz` waits for it.",
+        "`/readyz` waits for it. Missing, unreadable or a line that is no catalog: `serve` "
+        "does not start.",
     )
     reuse_raw_tools: bool = _setting(
         True,

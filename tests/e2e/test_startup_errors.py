@@ -188,3 +188,22 @@ def test_a_missing_model_file_is_one_line_naming_it_and_the_fix(tmp_path: Path) 
     assert len(refusal.lines) == 1, refusal.lines
     assert "model.onnx missing, tokenizer.json missing" in refusal.lines[0]
     assert "TOOL_SELECTOR_SECOND_ENCODER=false" in refusal.lines[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [(None, "No such file or directory"), ('{"tools": 5}\n', "line 1: Expected `array`")],
+    ids=["missing", "not-a-catalog"],
+)
+def test_a_warm_up_file_that_cannot_be_read_is_one_line_naming_it(
+    tmp_path: Path, content: str | None, named: str
+) -> None:
+    path = tmp_path / "warmup.jsonl"
+    if content is not None:
+        path.write_text(content)
+    env = {"TOOL_SELECTOR_ENCODER": "none", "TOOL_SELECTOR_WARMUP_FILE": str(path)}
+    refusal = serve(tmp_path, env, "--port", str(free_port()))
+    assert refusal.returncode == 2
+    assert len(refusal.lines) == 1, refusal.lines
+    assert f"TOOL_SELECTOR_WARMUP_FILE={path}" in refusal.lines[0]
+    assert named in refusal.lines[0]

@@ -138,12 +138,14 @@ def _serve_checked(settings: Settings, args: argparse.Namespace) -> int:
     refusal is one line on stderr naming the problem and the fix, and exit status 2."""
     from tool_selector.embeddings.factory import check_model_files, require_packages  # noqa: PLC0415
     from tool_selector.http.server import check_address, serve  # noqa: PLC0415
+    from tool_selector.pipeline.warmup import check_warmup_file  # noqa: PLC0415
 
     port = settings.port if args.port is None else args.port
     try:
         settings, options = apply_security_arguments(settings, args)
         require_packages(settings)
         check_model_files(settings)
+        check_warmup_file(settings.warmup_file)
         check_address(settings.host, port)  # last: the closest to granian's own bind
     except ConfigError as exc:
         print(f"tool-selector: {exc}", file=sys.stderr)

@@ -36,6 +36,14 @@ def read_warmup(path: Path) -> list[list[Tool]]:
     return catalogs
 
 
+def check_warmup_file(path: str) -> None:
+    """``ConfigError`` naming the key when the warm-up file is set but cannot be read or a
+    line is no catalog, before ``serve`` hands over to granian: in the worker the replica
+    would start and never be ready (``/readyz`` 503 for ever)."""
+    if path:
+        read_warmup(Path(path))
+
+
 def warm_up(selector: Selector, path: Path) -> None:
     """Embed every catalog of the warm-up file now, logging progress (blocks until done)."""
     logger = logging.getLogger("tool_selector.warmup")
