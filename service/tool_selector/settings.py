@@ -95,8 +95,9 @@ class Settings:
         "Most characters of `pattern` (or `query`) used for ranking. A longer one is cut, "
         "never refused (a real user message is never bad input): to its request parts "
         "(`TOOL_SELECTOR_FIND_REQUEST`), else to the first half of this budget and the last "
-        "half.",
-        1,
+        "half. At least 32: below it a search is ranked on a word or two, or on none (at 1 "
+        "every search answered []).",
+        32,
     )
     find_request: bool = _setting(
         True,

@@ -77,6 +77,7 @@ def test_table_lists_every_setting() -> None:
         ({"TOOL_SELECTOR_HEADER_TIMEOUT_SECONDS": "1e30"}, "must be <= 3600"),
         ({"TOOL_SELECTOR_LEARN_CALLER_SHARE": "2"}, "must be <= 1"),
         ({"TOOL_SELECTOR_REDIS_TTL_SECONDS": "10000000000000000"}, "must be <= 1e\\+15"),
+        ({"TOOL_SELECTOR_MAX_PATTERN_CHARS": "31"}, "must be >= 32"),
     ],
     ids=[
         "not-int",
@@ -89,6 +90,7 @@ def test_table_lists_every_setting() -> None:
         "header-timeout-past-granian",
         "caller-share-above-all",
         "redis-ttl-past-redis",
+        "pattern-budget-below-a-sentence",
     ],
 )
 def test_a_value_the_service_cannot_use_says_what_it_expects(
@@ -204,3 +206,7 @@ def test_settings_that_bound_each_other_are_refused_naming_both(
 )
 def test_settings_that_agree_are_kept(env: dict[str, str]) -> None:
     assert Settings.from_env(env) != Settings()
+
+
+def test_the_shortest_pattern_budget_is_kept() -> None:
+    assert Settings.from_env({"TOOL_SELECTOR_MAX_PATTERN_CHARS": "32"}).max_pattern_chars == 32
