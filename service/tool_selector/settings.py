@@ -447,6 +447,14 @@ class Settings:
         0.01,
         1,
     )
+    learn_terms_key: str = _setting(
+        "",
+        "Secret key of the learned evidence's term hashes (each pattern word is kept as an "
+        "8-byte hash, never as text); every replica sharing a learning Redis needs the same. "
+        "Empty: the hashes are unkeyed, and a reader of the learning folder or Redis can "
+        "confirm guessed words against them. Evidence kept under another key (or none) keeps "
+        "its vectors but loses its word overlap until new feedback replaces it.",
+    )
     learn_refresh_ms: int = _setting(
         1000,
         "Longest a replica reads a scope's evidence as it was before rereading it (another "

@@ -157,6 +157,18 @@ def test_components_set_their_env(overlay: str, env: set[str]) -> None:
     assert names & components == env
 
 
+def test_the_learned_terms_are_keyed_from_an_optional_secret() -> None:
+    """The key of the learned evidence's term hashes comes from a Secret the operator makes;
+    without it the pods still start (unkeyed, as docs/learning.md says)."""
+    (found,) = [
+        e
+        for e in api_container("production")["env"]
+        if e["name"] == "TOOL_SELECTOR_LEARN_TERMS_KEY"
+    ]
+    ref = found["valueFrom"]["secretKeyRef"]
+    assert (ref["name"], ref["key"], ref["optional"]) == ("tool-selector-learn", "terms-key", True)
+
+
 def test_the_learning_redis_keeps_what_it_is_given() -> None:
     """Append-only file on a claimed volume, no eviction: unlike the embedding cache's."""
     learn = named("production", "StatefulSet", "tool-selector-learn-redis")
@@ -206,7 +218,7 @@ PENDING = {"TOOL_SELECTOR_REDIS_URL"}
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_manifest_env_is_accepted_by_the_settings(overlay: str) -> None:
-    env = {e["name"]: e["value"] for e in api_container(overlay)["env"]}
+    env = {e["name"]: e["value"] for e in api_container(overlay)["env"] if "value" in e}
     known = {f"TOOL_SELECTOR_{n.upper()}" for n in Settings.__dataclass_fields__}
     settings = Settings.from_env({k: v for k, v in env.items() if k in known or k not in PENDING})
     assert settings.tls_client_ca == "/etc/tool-selector/tls/ca.crt"

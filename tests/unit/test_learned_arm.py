@@ -16,6 +16,8 @@ from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.fitted import HYBRID, Rules
+from tool_selector.ranking.learned import pattern_terms, term_hash, terms_key
+from tool_selector.ranking.tokenize import tokenize
 from tool_selector_client.wire import Tool
 
 TOOLS = ToolSource.of(
@@ -110,3 +112,22 @@ def test_feedback_naming_unshown_tools_moves_nothing() -> None:
         sel.remember(sid, ask, sel.select(ask), "mallory")
         taught.feedback(sid, ["send_email"])  # never shown at top_k 1
     assert answer(sel) == plain
+
+
+def test_keyed_terms_keep_the_words_from_a_reader_of_the_store_and_still_learn() -> None:
+    """Each pattern word was kept as an unkeyed 8-byte hash: a reader of the store confirmed
+    guessed words against a word list. Under ``TOOL_SELECTOR_LEARN_TERMS_KEY`` the kept
+    hashes are not the words' plain ones, and the evidence still moves the answer the same
+    as unkeyed (the terms compare under one key)."""
+    key = terms_key("a secret of this deployment")
+    keyed = Learner(learner().store, MOVING.learn, refresh=0.0, terms_key=key)
+    sel = selector(MOVING, keyed)
+    teach(sel, "show tables of my orders database", "get_table_schema")
+    (event,) = {e.search.terms for e in keyed.store.events("scope")[1]}
+    words = tokenize("show tables of my orders database")
+    assert set(event) == {term_hash(w, key) for w in words}
+    assert not set(event) & {term_hash(w) for w in words}
+    plain = selector(MOVING, learner())
+    teach(plain, "show tables of my orders database", "get_table_schema")
+    assert answer(sel) == answer(plain)
+    assert pattern_terms("tables", terms_key("")) == pattern_terms("tables")

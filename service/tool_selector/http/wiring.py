@@ -30,7 +30,7 @@ from tool_selector.pipeline.tool_vectors import Shortlist
 from tool_selector.ranking.fitted import LEARN, SHIPPED_STEPS, Rules
 from tool_selector.ranking.glossary import default_glossary
 from tool_selector.ranking.language import glossary_forms
-from tool_selector.ranking.learned import LearnRule
+from tool_selector.ranking.learned import LearnRule, terms_key
 from tool_selector.settings import Settings
 
 
@@ -114,6 +114,7 @@ def learner_from_settings(settings: Settings, metrics: Metrics) -> Learner | Non
         learn_rule(settings),
         refresh=settings.learn_refresh_ms / 1000,
         max_total=settings.learn_max_total_events,
+        terms_key=terms_key(settings.learn_terms_key),
     )
     metrics.learn_scopes.set_function(lambda: learner.sizes()[0])
     metrics.learn_events.set_function(lambda: learner.sizes()[1])

@@ -84,8 +84,11 @@ class Learner:
         refresh: float = 1.0,
         clock: Callable[[], float] = time.time,
         max_total: int | None = None,
+        terms_key: bytes = b"",
     ) -> None:
         self.store, self.rule, self.refresh, self._clock = store, rule, refresh, clock
+        #: The key of the patterns' term hashes (``ranking.learned.terms_key``).
+        self.terms_key = terms_key
         self._built: dict[str, tuple[object, float, Evidence | None]] = {}
         self._max_total, self._held = max_total, 0  # records of the evidence built
         self._reading: dict[str, threading.Event] = {}

@@ -160,7 +160,10 @@ class Columns:
 
 
 class EvidenceSource(Protocol):
-    """A scope's learned evidence (``learning.learner.Learner``): ``None`` when it has none."""
+    """A scope's learned evidence (``learning.learner.Learner``): ``None`` when it has none;
+    ``terms_key``: the key its patterns' terms are hashed under."""
+
+    terms_key: bytes
 
     def evidence(self, scope: str) -> Evidence | None: ...
 

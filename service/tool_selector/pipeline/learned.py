@@ -48,22 +48,23 @@ class LearnedArm:
         if evidence is None or not len(evidence):
             return columns
         with timed(request.timings, "learned"):
-            vector, terms = search_reading(src.queries, encoders.primary, request.pattern.text)
-            slots = _slots(request.found.entry, evidence)
-            now, rule, idf = self.clock(), src.rules.learn, term_weights(request.found.entry)
+            key, entry = learning.terms_key, request.found.entry
+            vector, terms = search_reading(src.queries, encoders.primary, request.pattern.text, key)
+            slots = _slots(entry, evidence)
+            now, rule, idf = self.clock(), src.rules.learn, term_weights(entry, key)
             scores = learned_scores(evidence, vector, terms, slots, rule=rule, now=now, idf=idf)
         return columns if scores is None else replace(columns, learned=scores)
 
 
 def search_reading(
-    queries: QueryVectors, encoder: Encoder, pattern: str
+    queries: QueryVectors, encoder: Encoder, pattern: str, key: bytes = b""
 ) -> tuple[FloatArray, tuple[int, ...]]:
     """How the learner reads a pattern: ``encoder``'s unit query vector of it (a long one's
-    windows averaged) and its hashed terms (``ranking.learned.pattern_terms``)."""
+    windows averaged) and its terms hashed under ``key`` (``ranking.learned.pattern_terms``)."""
     vector, _ = queries.one(encoder, pattern)
     if vector.ndim > 1:
         vector = normalise_rows(vector.mean(axis=0, keepdims=True))[0]
-    return vector, pattern_terms(pattern)
+    return vector, pattern_terms(pattern, key)
 
 
 def identities(entry: CatalogEntry) -> list[str]:
@@ -74,15 +75,15 @@ def identities(entry: CatalogEntry) -> list[str]:
     )
 
 
-def term_weights(entry: CatalogEntry) -> TermWeights:
-    """Each catalog term's IDF by its hash, and an unheld term's (``learned._jaccard``),
-    derived once per catalog."""
+def term_weights(entry: CatalogEntry, key: bytes = b"") -> TermWeights:
+    """Each catalog term's IDF by its hash under ``key``, and an unheld term's
+    (``learned._jaccard``), derived once per catalog."""
     index = entry.catalog.index
 
     def weights() -> TermWeights:
-        return {term_hash(t): index.idf(t) for t in index.terms()}, index.idf("")
+        return {term_hash(t, key): index.idf(t) for t in index.terms()}, index.idf("")
 
-    return entry.memo(("term-weights",), weights)
+    return entry.memo(("term-weights", key), weights)
 
 
 def _slots(entry: CatalogEntry, evidence: Evidence) -> np.ndarray:

@@ -207,7 +207,9 @@ class Selector:
         learner, encoders, catalog = self.learning, self.encoders, outcome.catalog
         if learner is None or encoders is None or ask.scope is None or catalog is None:
             return
-        reading = search_reading(self.query_vectors, encoders.primary, ask.pattern)
+        reading = search_reading(
+            self.query_vectors, encoders.primary, ask.pattern, learner.terms_key
+        )
         texts = [catalog.texts[catalog.positions[name]] for name in outcome.ranking.names]
         tools = [(tool_identity(t.name, t.description), t.name) for t in texts]
         learner.remember(search_id, ask.scope, caller, reading, tools)

@@ -83,10 +83,17 @@ class LearnRule:
     keep: Keep = Keep()
 
 
-def pattern_terms(text: str) -> tuple[int, ...]:
-    """The pattern's distinct terms (``tokenize``), each kept as an 8-byte hash: the words
-    are never stored, and two patterns' terms still compare."""
-    return tuple(sorted({_hash(t) for t in tokenize(text)}))
+def pattern_terms(text: str, key: bytes = b"") -> tuple[int, ...]:
+    """The pattern's distinct terms (``tokenize``), each kept as an 8-byte hash under ``key``
+    (``terms_key``; none: unkeyed, and a word list finds the words again): the words are not
+    stored as text, and two patterns' terms still compare."""
+    return tuple(sorted({_hash(t, key) for t in tokenize(text)}))
+
+
+def terms_key(secret: str) -> bytes:
+    """The key of the term hashes for a secret (``TOOL_SELECTOR_LEARN_TERMS_KEY``); empty for
+    none (unkeyed, as before the setting)."""
+    return hashlib.blake2b(secret.encode(), digest_size=32).digest() if secret else b""
 
 
 def tool_identity(name: str, description: str) -> str:
@@ -95,13 +102,14 @@ def tool_identity(name: str, description: str) -> str:
     return hashlib.blake2b(f"{name}\x00{description}".encode(), digest_size=8).hexdigest()
 
 
-def term_hash(term: str) -> int:
+def term_hash(term: str, key: bytes = b"") -> int:
     """A term as events keep it (``pattern_terms``)."""
-    return _hash(term)
+    return _hash(term, key)
 
 
-def _hash(term: str) -> int:
-    return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "big") >> 1
+def _hash(term: str, key: bytes) -> int:
+    digest = hashlib.blake2b(term.encode(), digest_size=8, key=key).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 class Shown(msgspec.Struct, array_like=True, frozen=True, gc=False):
