@@ -50,7 +50,9 @@ _QUERY_SCHEMA: dict[str, Any] = {
     "required": ["query"],
 }
 _DECLARATION_KEYS = ("functionDeclarations", "function_declarations")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: What the service refuses in a name: control characters (C0, DEL, C1) and the line and
+#: paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _function_object(definition: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -94,6 +94,7 @@ def test_feedback_on_a_search_is_kept_once(learning: ServiceProcess) -> None:
         ({"search_id": "0" * 32, "called": ["read_rows\n"]}, 400, "invalid_name"),
         ({"search_id": "0" * 32, "called": ["read_rows", "  "]}, 400, "invalid_name"),
         ({"search_id": "0" * 32, "called": ["r" * 257]}, 400, "name_too_long"),
+        ({"search_id": "0" * 32, "called": ["read\u0085rows"]}, 400, "invalid_name"),
     ],
     ids=[
         "unknown id",
@@ -104,6 +105,7 @@ def test_feedback_on_a_search_is_kept_once(learning: ServiceProcess) -> None:
         "called with a last line break",
         "called blank",
         "called too long",
+        "called with a control character of C1",
     ],
 )
 def test_bad_feedback_is_a_json_error_naming_the_field(

@@ -42,8 +42,16 @@ def test_to_wire_reads_name_and_description(
 
 @pytest.mark.parametrize(
     "raw",
-    [{"description": "no name"}, {"name": ""}, {"name": "a\nb"}, "text", None],
-    ids=["missing", "empty", "control", "string", "none"],
+    [
+        {"description": "no name"},
+        {"name": ""},
+        {"name": "a\nb"},
+        {"name": "a\u0085b"},
+        {"name": "a\u2028b"},
+        "text",
+        None,
+    ],
+    ids=["missing", "empty", "control", "c1-control", "line-separator", "string", "none"],
 )
 def test_to_wire_skips_unnamed(raw: Any) -> None:
     assert to_wire(raw) is None

@@ -44,6 +44,7 @@ the earlier one being checked.
 
 from __future__ import annotations
 
+import re
 from functools import cache, partial
 from typing import Any
 
@@ -63,6 +64,9 @@ from tool_selector.ranking.request_parts import (
 from tool_selector.settings import Settings
 from tool_selector_client.wire import CompressTool, Context, Tool
 
+#: Control characters (C0, DEL, C1: NEL, CSI) and the line and paragraph separators: a name
+#: holding one would break the one-line log and may act on a terminal showing it.
+_NOT_IN_A_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 #: Tool arrays smaller than this are cheap to decode; they are not named by their bytes.
 MIN_RAW_KEY_BYTES = 4096
 #: What stands for a held list while the rest of its body is decoded (``Decoder._resent``).
@@ -353,7 +357,7 @@ def check_name(name: str, where: str, settings: Settings) -> None:
             "name_too_long",
             f"{where} has {len(name)} characters; the limit is {settings.max_name_chars}",
         )
-    if not name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+    if not name.strip() or _NOT_IN_A_NAME.search(name):
         raise BadRequest("invalid_name", f"{where} is blank or contains control characters")
 
 
