@@ -351,3 +351,20 @@ def test_writes_a_full_redis_refuses_are_logged_once_a_minute_with_its_words(
     assert "1 write batch(es) of embeddings dropped" in lines[0]
     assert "command not allowed when used memory > 'maxmemory'" in lines[0]
     cache.close()
+
+
+def test_a_full_redis_still_serves_its_reads(redis_server: RedisProcess) -> None:
+    """Writes a full Redis refuses (it answers: it is reachable) opened the breaker, which
+    then skipped the reads too: every vector it held was lost to the replicas until a probe."""
+    client = redis.Redis.from_url(redis_server.url)
+    cache = RedisCache(redis_server.url, breaker_threshold=3)
+    cache.put_many([(key("held"), vec(7))])
+    assert cache.flush(5)
+    client.config_set("maxmemory", 1)  # noeviction: every write refused from here
+    for i in range(6):
+        cache.put_many([(key(str(i)), vec(i))])
+        assert cache.flush(5)
+    assert cache.breaker.state == "closed"
+    (found,) = cache.get_many([key("held")], DIM)
+    assert found is not None
+    cache.close()
