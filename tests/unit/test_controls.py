@@ -1,10 +1,13 @@
 """The caller's controls, one behaviour each: traits read from definitions, each filter,
 the budget's walk, min_score, context, and explain's counts (lexical path: exact scores)."""
 
+import math
+
 import msgspec
 import numpy as np
 import pytest
 
+from tests.fakes import HashingEncoder
 from tool_selector.pipeline.ask import Ask, ToolSource
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.context import context_text
@@ -155,3 +158,18 @@ def test_context_text_keeps_the_most_recent_characters() -> None:
     text = context_text(["old " * 400, "newest words"])
     assert text.endswith("newest words")
     assert len(text) <= 1000
+
+
+@pytest.mark.parametrize("dense", [False, True], ids=["lexical", "hybrid"])
+def test_explain_ranks_count_only_the_tools_the_filters_leave_in(dense: bool) -> None:
+    """The denied tool scores highest on both halves; the best tool left in ranks first."""
+    selector = Selector(encoder=HashingEncoder() if dense else None, embed_deadline=math.inf)
+    request = Ask(
+        "delete a github repository",
+        ToolSource.of(CATALOG),
+        top_k=5,
+        explain=True,
+        filters=Filters(deny=["*delete*"]),
+    )
+    first = selector.select(request).ranking.picked[0]
+    assert (first.bm25_rank, first.dense_rank) == (1, 1 if dense else None)

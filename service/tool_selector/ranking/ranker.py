@@ -86,12 +86,14 @@ class Ranking:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """Per-tool scores for one query over one catalog (arrays in catalog order)."""
+    """Per-tool scores for one query over one catalog (arrays in catalog order), and the
+    tools the filters leave in (``None``: all), the only ones an explanation's ranks count."""
 
     bm25: FloatArray
     dense: FloatArray | None
     fused: FloatArray
     relevance: FloatArray
+    allowed: BoolArray | None = None
 
 
 def signals(
@@ -221,7 +223,7 @@ def rank(
     )
     score = relevance(fused, params.lexical_relevance if dense is None else params.relevance)
     chosen, removed = _cut(kept, ranked_in, top_k, score, catalog=catalog, controls=controls)
-    ev, keep = Evidence(bm25=bm25, dense=dense, fused=fused, relevance=score), set(kept)
+    ev, keep = Evidence(bm25, dense, fused, relevance=score, allowed=allowed), set(kept)
     chosen.sort(key=position.__getitem__)
     picked = tuple(_explain(catalog, query, i, ev=ev, exact=exact, keep=keep) for i in chosen)
     ranked = tuple(catalog.texts[int(i)].name for i in open_order[:top_k])
@@ -529,8 +531,11 @@ def _by_exactness(catalog: Catalog, pattern: str, named: set[int]) -> list[list[
     return [g for g in groups if g]
 
 
-def _rank_of(scores: FloatArray, i: int) -> int:
-    return 1 + int(np.count_nonzero(scores > scores[i]))
+def _rank_of(scores: FloatArray, i: int, allowed: BoolArray | None) -> int:
+    """``i``'s rank by ``scores`` among the tools the filters leave in: a tool they removed
+    was never a candidate, so it never stands above one."""
+    above = scores > scores[i]
+    return 1 + int(np.count_nonzero(above if allowed is None else above & allowed))
 
 
 def _explain(
@@ -542,9 +547,9 @@ def _explain(
         reason=reason,
         score=round(float(ev.fused[i]), 6),
         bm25_score=round(float(ev.bm25[i]), 6),
-        bm25_rank=_rank_of(ev.bm25, i),
+        bm25_rank=_rank_of(ev.bm25, i, ev.allowed),
         dense_similarity=None if ev.dense is None else round(float(ev.dense[i]), 6),
-        dense_rank=None if ev.dense is None else _rank_of(ev.dense, i),
+        dense_rank=None if ev.dense is None else _rank_of(ev.dense, i, ev.allowed),
         matched_terms=catalog.index.matched(i, query.terms),
         relevance=round(float(ev.relevance[i]), 4),
     )
