@@ -101,9 +101,13 @@ def _decode_and_select(
     started: float,
 ) -> tuple[Contract, Ask, Outcome]:
     """Decode once and rank, in a worker thread (even the body scan stays off the loop);
-    with learning on, in the search's scope, then remembered for its feedback (``who``)."""
+    with learning on, in the search's scope, then remembered for its feedback (``who``).
+    The wait from the handler's ``started`` to a worker is the ``queue`` stage, apart from
+    ``decode``: behind a long search, a short one's decode is not that search's time."""
+    working = time.perf_counter()
+    runtime.metrics.stage_seconds.labels("queue").observe(working - started)
     contract, ask = runtime.decoder.decode(body, path)
-    runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - started)
+    runtime.metrics.stage_seconds.labels("decode").observe(time.perf_counter() - working)
     if who is None:
         return contract, ask, runtime.selector.select(ask)
     sid, scope, caller = who
