@@ -90,12 +90,16 @@ class ServiceProcess:
         return self.log_path.read_text(errors="replace")
 
     def searches(self) -> list[dict[str, Any]]:
-        """The search log lines written so far, parsed. Lines end at ``\n`` only: a tool name
-        may hold U+2028 or U+0085, which ``str.splitlines`` would cut a record at."""
+        """The search log lines written so far, parsed."""
+        return self.events("search")
+
+    def events(self, event: str) -> list[dict[str, Any]]:
+        """The log lines of ``event`` written so far, parsed. Lines end at ``\n`` only: a tool
+        name may hold U+2028 or U+0085, which ``str.splitlines`` would cut a record at."""
         records = []
         for line in self.log().split("\n"):
             start = line.find("{")
-            if start >= 0 and '"event":"search"' in line:
+            if start >= 0 and f'"event":"{event}"' in line:
                 records.append(json.loads(line[start:]))
         return records
 

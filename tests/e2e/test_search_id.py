@@ -97,6 +97,24 @@ def logged(service: ServiceProcess, sid: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
+    ("method", "path", "kw", "status"),
+    ANSWERS[3:7],
+    ids=["malformed", "blank-query", "unauthorized", "media-type"],
+)
+def test_a_refused_search_logs_its_id_status_and_code(
+    keyed: ServiceProcess, method: str, path: str, kw: dict[str, Any], status: int
+) -> None:
+    r = call(keyed, method, path, **kw)
+    sid = r.headers[SEARCH_ID_HEADER]
+
+    def find() -> dict[str, Any] | None:
+        return next((e for e in keyed.events("error") if e.get("search_id") == sid), None)
+
+    record = wait_until(find, 10, f"the log line of refused search {sid}")
+    assert (record["status"], record["code"]) == (status, r.json()["code"])
+
+
+@pytest.mark.parametrize(
     ("path", "body"), [(SEARCH_PATH, SEARCH), (COMPRESS_PATH, COMPRESS)], ids=["search", "compress"]
 )
 def test_the_log_line_repeats_the_id_with_the_ranking_version(

@@ -4,7 +4,8 @@
 ``success``/``error``/``message`` on the compress path. ``error_response`` is registered for
 every exception: our ``RequestError`` keeps its status and code, the framework's HTTP errors
 take theirs from the table in ``tool_selector.errors``, anything else is a logged 500. The
-guard renders its refusals with ``error_bytes`` too.
+guard renders its refusals with ``error_bytes`` too, and writes the log line of every
+refused or failed search and feedback request (``http.guard``), with the code answered here.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from litestar.types import Scope
 
 from tool_selector.errors import RequestError, UnsupportedMediaType, code_for_status
 from tool_selector.http.state import state_of
@@ -33,6 +35,9 @@ SEARCH_PATHS = frozenset({SEARCH_PATH, COMPRESS_PATH, COMPRESS_PATH.rstrip("/")}
 GUARDED_PATHS = SEARCH_PATHS | {LINT_PATH, FEEDBACK_PATH}
 JSON = "application/json"
 _ENCODER = msgspec.json.Encoder()
+#: Where ``error_response`` leaves the code it answered, in the request's ASGI scope state
+#: (as ``search_id``), for the guard's log line of the refused request.
+_CODE = "tool_selector.error_code"
 
 
 def error_bytes(path: str, code: str, detail: str) -> bytes:
@@ -57,6 +62,7 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
         status, code, detail = 500, "internal_error", "internal error; see the service log"
         state.logger.error("unhandled error", exc_info=exc)
     state.metrics.errors.labels(code).inc()
+    request.scope.setdefault("state", {})[_CODE] = code
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
@@ -66,6 +72,20 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
         media_type=JSON,
         headers=headers,
     )
+
+
+def answered_code(scope: Scope) -> str | None:
+    """The error code ``error_response`` answered the request of ``scope`` with, if any."""
+    found: str | None = scope.get("state", {}).get(_CODE)
+    return found
+
+
+def contract_of(path: str) -> str | None:
+    """The wire contract a guarded path answers errors in: ``compress`` on the compress path
+    (whatever the body: ``error_bytes``), ``search`` on the search path, ``None`` elsewhere."""
+    if path not in SEARCH_PATHS:
+        return None
+    return "compress" if is_compress_path(path) else "search"
 
 
 def require_json(request: Request[Any, Any, Any]) -> None:

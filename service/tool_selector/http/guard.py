@@ -26,6 +26,10 @@ In order, before any handler code runs:
    running finishes in its thread and keeps its worker slot (``workers.WorkerPool``);
    ranking not yet started never starts.
 
+Every search or feedback request not answered 2xx gets one log line here (``_failed``): a
+refusal of the guard's, an error the edge answered (``edge.answered_code``), a deadline, or
+no answer at all. An answered search's line is its handler's.
+
 A refusal sent before the whole body was read says ``Connection: close`` and granian closes
 the connection after it: the unread rest of the body would otherwise be parsed as the next
 request on a keep-alive connection. A refusal after the body was read leaves the connection
@@ -57,8 +61,10 @@ from tool_selector.errors import (
     Unauthorized,
 )
 from tool_selector.http.auth import KeyRing, tokens_from_headers
-from tool_selector.http.edge import GUARDED_PATHS, error_bytes
+from tool_selector.http.edge import GUARDED_PATHS, answered_code, contract_of, error_bytes
+from tool_selector.http.search_id import search_id
 from tool_selector.http.state import LINT_IN_FLIGHT, AppState
+from tool_selector.logs import log_request
 from tool_selector_client.catalog_lint import LINT_PATH
 
 METRICS_PATH = "/metrics"
@@ -113,38 +119,56 @@ class Guard:
 
     async def _search(self, scope: Scope, receive: Receive, send: Send) -> None:
         reading = _BodyRead(self.state, self.runtime.metrics.body_bytes)
+        answer = _Answer(send)
         try:
             self._authenticate(scope)
             body = await self._read_body(scope, receive, reading)
-            await self._admitted(scope, body, receive, send)
+            await self._admitted(scope, body, receive, answer)
         except RequestError as exc:
-            await self._refuse(send, scope["path"], exc, close=not reading.complete)
+            answer.code = exc.code
+            await self._refuse(answer.send, scope["path"], exc, close=not reading.complete)
         finally:
             reading.release()
+            if scope["path"] != LINT_PATH:
+                self._failed(scope, answer)
 
-    async def _admitted(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+    async def _admitted(self, scope: Scope, body: bytes, receive: Receive, answer: _Answer) -> None:
         settings = self.runtime.settings
         report = scope["path"] == LINT_PATH
         slots, cap = (self.lint, LINT_IN_FLIGHT) if report else (self.state, settings.max_in_flight)
         if not await self._admit(slots, cap, settings.admission_wait_ms / 1000, not report):
             raise self._overloaded(cap)
+        answer.since = time.perf_counter()
         try:
-            started = False
-
-            async def tracking_send(message: Message) -> None:
-                nonlocal started
-                started = started or message["type"] == "http.response.start"
-                await send(message)
-
             seconds = (
                 settings.lint_deadline_seconds if report else settings.request_deadline_seconds
             )
             with anyio.move_on_after(seconds) as deadline:
-                await self.app(scope, _replay(body, receive), tracking_send)
-            if deadline.cancelled_caught and not started:
+                await self.app(scope, _replay(body, receive), answer.send)
+            if deadline.cancelled_caught and answer.status is None:
                 raise ServiceUnavailable("deadline_exceeded", f"no answer within {seconds:g} s")
         finally:
             slots.release()
+
+    def _failed(self, scope: Scope, answer: _Answer) -> None:
+        """The log line of a search or feedback request not answered 2xx (an answered search
+        has the handler's): its id, route, contract, status (``None``: no answer was sent),
+        error code and milliseconds; never a byte of its body (docs/security.md)."""
+        if answer.status is not None and answer.status < 400:
+            return
+        path = scope["path"]
+        log_request(
+            self.runtime.logger,
+            {
+                "event": "error",
+                "search_id": search_id(scope),
+                "route": path,
+                "contract": contract_of(path),
+                "status": answer.status,
+                "code": answer.code or answered_code(scope),
+                "ms": round((time.perf_counter() - answer.since) * 1000, 2),
+            },
+        )
 
     def _overloaded(self, cap: int) -> ServiceUnavailable:
         return ServiceUnavailable("overloaded", f"{cap} requests in flight; retry later")
@@ -212,6 +236,23 @@ class Guard:
         headers.append((b"content-length", str(len(payload)).encode()))
         await send({"type": "http.response.start", "status": exc.status, "headers": headers})
         await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+class _Answer:
+    """What the guard saw of one request's answer: the status sent (``None``: none yet), the
+    code of the guard's own refusal, and since when it is timed: its arrival, then, once it
+    holds a slot, that moment (where a search handler's own timing starts)."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.status: int | None = None
+        self.code: str | None = None
+        self.since = time.perf_counter()
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self._send(message)
 
 
 class _BodyRead:
