@@ -46,8 +46,9 @@ class Metrics:
         self.registry = registry
         self.request_seconds = Histogram(
             "tool_selector_request_duration_seconds",
-            "Time to answer a search request, from body read to response, by outcome and wire "
-            "contract (unknown when the body was refused before its contract was read).",
+            "Time to answer a search request, from an in-flight slot held (refused before one: "
+            "from its arrival) to the response, by outcome (errors too) and wire contract (an "
+            "error's: its path's).",
             ["outcome", "contract"],
             buckets=LATENCY_BUCKETS,
             registry=registry,

@@ -64,7 +64,7 @@ def _value(families: dict[str, object], family: str, sample: str, **labels: str)
         (
             "tool_selector_request_duration_seconds",
             "tool_selector_request_duration_seconds_count",
-            {"outcome": "error", "contract": "unknown"},
+            {"outcome": "error", "contract": "search"},
         ),
         ("tool_selector_errors", "tool_selector_errors_total", {"code": "malformed_json"}),
         ("tool_selector_ranking_path", "tool_selector_ranking_path_total", {"path": "lexical"}),

@@ -153,20 +153,24 @@ class Guard:
     def _failed(self, scope: Scope, answer: _Answer) -> None:
         """The log line of a search or feedback request not answered 2xx (an answered search
         has the handler's): its id, route, contract, status (``None``: no answer was sent),
-        error code and milliseconds; never a byte of its body (docs/security.md)."""
+        error code and milliseconds, never a byte of its body (docs/security.md); and a
+        search's ``error`` duration, under the contract of its path."""
         if answer.status is not None and answer.status < 400:
             return
-        path = scope["path"]
+        path, seconds = scope["path"], time.perf_counter() - answer.since
+        contract = contract_of(path)
+        if contract is not None:
+            self.runtime.metrics.request_seconds.labels("error", contract).observe(seconds)
         log_request(
             self.runtime.logger,
             {
                 "event": "error",
                 "search_id": search_id(scope),
                 "route": path,
-                "contract": contract_of(path),
+                "contract": contract,
                 "status": answer.status,
                 "code": answer.code or answered_code(scope),
-                "ms": round((time.perf_counter() - answer.since) * 1000, 2),
+                "ms": round(seconds * 1000, 2),
             },
         )
 

@@ -56,17 +56,13 @@ async def _answer(request: Request[Any, Any, Any]) -> Response[bytes]:
     runtime = state_of(request)
     started = time.perf_counter()
     runtime.metrics.in_flight.inc()
-    try:
+    try:  # an error's duration is the guard's (``Guard._failed``), cancellation included
         require_json(request)
         body = await request.body()
         who = _who(runtime, request)
         contract, ask, outcome = await runtime.workers.run(
             partial(_decode_and_select, runtime, body, request.scope["path"], who), started
         )
-    except Exception:
-        elapsed = time.perf_counter() - started
-        runtime.metrics.request_seconds.labels("error", "unknown").observe(elapsed)
-        raise
     finally:
         runtime.metrics.in_flight.dec()
     elapsed = time.perf_counter() - started
