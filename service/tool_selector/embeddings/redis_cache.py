@@ -102,9 +102,7 @@ class RedisCache:
             max_connections=64,
         )
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
-        #: A refusal Redis answers (out of memory, a bad expiry): it is reachable, and its
-        #: reads still serve, so the breaker stays as it is.
-        self._answered: tuple[type[BaseException], ...] = (redis.ResponseError,)
+        self._answered: tuple[type[BaseException], ...] = (redis.ResponseError,)  # reachable
         self._ttl = ttl_seconds
         self.breaker = CircuitBreaker(breaker_threshold, breaker_reset, on_breaker)
         self._on_drop = on_drop
@@ -217,8 +215,8 @@ class RedisCache:
             if refused:
                 raise refused[0]
         except self._errors as exc:
-            if not isinstance(exc, self._answered):
-                self.breaker.failure()
+            if not isinstance(exc, self._answered):  # a refusal Redis answers (out of memory):
+                self.breaker.failure()  # it is reachable and its reads still serve
             self._dropped(len(payload))
             if count := self._refused.due():
                 _log.warning(
