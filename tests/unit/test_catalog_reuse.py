@@ -16,7 +16,15 @@ from tool_selector.embeddings.cache import MemoryCache
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.naive import NaiveSelector
 from tool_selector.pipeline.ask import Ask, ToolSource
-from tool_selector.pipeline.catalog_store import MEMO_BYTES, CatalogEntry, CatalogStore, fingerprint
+from tool_selector.pipeline.catalog_store import (
+    MEMO_ENTRY_BYTES,
+    MEMO_MIN_BYTES,
+    TERMS_A_TOOL,
+    CatalogEntry,
+    CatalogStore,
+    _weight,
+    fingerprint,
+)
 from tool_selector.pipeline.jobs import EmbeddingJobs
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.catalog import Catalog, build_catalog
@@ -351,7 +359,7 @@ def test_memo_derives_once_per_key_and_is_bounded_by_bytes() -> None:
 
     def derive() -> tuple[np.ndarray, int]:
         calls.append(1)
-        return np.zeros(MEMO_BYTES // 8, dtype=np.float32), 1
+        return np.zeros(entry._memo.capacity // 8, dtype=np.float32), 1
 
     entry.memo(("k",), derive)
     entry.memo(("k",), derive)
@@ -360,3 +368,30 @@ def test_memo_derives_once_per_key_and_is_bounded_by_bytes() -> None:
         entry.memo((i,), derive)
     entry.memo(("k",), derive)
     assert len(calls) == 5
+
+
+def test_a_small_catalog_s_memo_holds_a_few_entries_whatever_their_keys() -> None:
+    """A flood of distinct filters or conversations on a ten-tool catalog kept 16,000 memo
+    entries (64 bytes each as weighed, their keys the caller's whole value: 2.7 GB after
+    2,000 requests of long recent tools). Now an entry weighs its overhead too and the
+    bound follows the catalog's size."""
+    entry = CatalogEntry.of(build_catalog([Tool(name=f"t{i}", description="d") for i in range(10)]))
+    for i in range(10_000):
+        entry.memo(("context", i), lambda: (np.zeros(10, dtype=np.float32), None))
+    assert entry._memo.capacity == MEMO_MIN_BYTES
+    assert len(entry._memo) == MEMO_MIN_BYTES // MEMO_ENTRY_BYTES
+
+
+def test_a_catalog_of_many_distinct_terms_weighs_them() -> None:
+    """The cache's bound counted tools: 480 tools of 1,455 random words each held 300 MB
+    as 480 of the 50,000 allowed. Real catalogs (2-10 terms a tool) weigh their tools."""
+    words = [f"w{i:06d}" for i in range(4_000)]
+    heavy = build_catalog(
+        [
+            Tool(name=f"t{i}", description=" ".join(words[i * 400 : (i + 1) * 400]))
+            for i in range(10)
+        ]
+    )
+    light = build_catalog([Tool(name=f"t{i}", description="read a file") for i in range(10)])
+    assert _weight(CatalogEntry.of(heavy)) >= 4_000 // TERMS_A_TOOL
+    assert _weight(CatalogEntry.of(light)) == 10

@@ -294,3 +294,14 @@ def test_a_long_pattern_is_cut_on_the_warm_path_too() -> None:
     assert (outcome.catalog_reused, counted.loads) == (True, 0)
     assert (ask.pattern_cut, ask.pattern_chars) == (True, len("thing 7 " * 400))
     assert len(ask.pattern) <= SETTINGS.max_pattern_chars + 1
+
+
+def test_recent_tools_no_catalog_can_name_are_dropped() -> None:
+    """``context.recent_tools`` entries had no length cap (64 of 20 KB each, kept as memo
+    keys: 1.3 MB a request); one longer than ``max_name_chars`` names no tool of any catalog
+    and moves nothing, so it is dropped (a conversation is never bad input)."""
+    named, unnamable = "read_file", "r" * (SETTINGS.max_name_chars + 1)
+    context = {"messages": ["hi"], "recent_tools": [unnamable, named]}
+    ask = Decoder(SETTINGS).decode(body(context=context), SEARCH_PATH)[1]
+    assert ask.context is not None
+    assert ask.context.recent_tools == [named]

@@ -34,6 +34,9 @@ MAX_TOKENS = 512
 _WORD = re.compile(r"[^\W_]+")
 #: Words whose pieces are memoised (cleared when full: a few MB at most).
 _MAX_WORDS = 100_000
+#: Longest word the memo keeps (as ``tokenize`` bounds its own): a catalog of 16,000-letter
+#: words kept 16.6 MB of memo a catalog, up to 3.2 GB, past every cache's bound.
+_MAX_WORD_CHARS = 32
 
 
 def static_text(tool: ToolText) -> str:
@@ -151,5 +154,7 @@ class StaticEncoder:
             wordpiece = self._tokenizer.model
             for word in missing:
                 ids = [t.id for t in wordpiece.tokenize(word)]
-                known[word] = memo[word] = np.asarray(ids, dtype=np.int32).tobytes()
+                pieces = known[word] = np.asarray(ids, dtype=np.int32).tobytes()
+                if len(word) <= _MAX_WORD_CHARS:
+                    memo[word] = pieces
         return cast("dict[str, bytes]", known)

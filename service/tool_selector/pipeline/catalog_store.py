@@ -27,9 +27,20 @@ from tool_selector.ranking.text import TEXT_FORMAT_VERSION, ToolText
 from tool_selector_client.wire import Tool
 
 _ENCODE = msgspec.json.Encoder(order="deterministic")
-#: Bytes of derived arrays (filter masks, context signals) kept per catalog: 1 MiB holds
-#: about 400 conversations' signals at 300 tools, 30 at 4,000.
+#: Bytes of derived arrays (filter masks, context signals) kept per catalog: ``MEMO_BYTES_A_TOOL``
+#: a tool, at least ``MEMO_MIN_BYTES`` and at most ``MEMO_BYTES`` (300 KB holds about 120
+#: conversations' signals at 300 tools; 1 MiB, 30 at 4,000), each entry weighing at least
+#: ``MEMO_ENTRY_BYTES`` (its key, its dict and tuple: a flood of distinct filters or
+#: conversations on a catalog of ten tools kept 16,000 entries, 1.3 MB a request with long
+#: keys, before the keys were digests and entries weighed their overhead).
 MEMO_BYTES = 1 << 20
+MEMO_BYTES_A_TOOL = 1024
+MEMO_MIN_BYTES = 16 * 1024
+MEMO_ENTRY_BYTES = 1024
+#: A catalog's distinct terms that weigh as much as one tool in the catalog cache's bound
+#: (``_weight``): real catalogs hold 2-10 terms a tool (the bench sets), one of random words
+#: 1,455 a tool (300 MB for 480 tools, where the bound counted 480).
+TERMS_A_TOOL = 8
 T = TypeVar("T")
 
 
@@ -54,14 +65,19 @@ class CatalogEntry:
     _memo: BoundedLRU[tuple[object, ...], object] = field(
         default_factory=lambda: BoundedLRU(MEMO_BYTES, _nbytes)
     )
+    #: Distinct terms of the catalog's lexical index (its weight in the cache, ``_weight``).
+    terms: int = 0
     _texts: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, catalog: Catalog, duplicates: int = 0) -> CatalogEntry:
+        memo = min(MEMO_BYTES, max(MEMO_MIN_BYTES, MEMO_BYTES_A_TOOL * len(catalog)))
         return cls(
             catalog=catalog,
             dense_texts=[t.dense_text() for t in catalog.texts],
             duplicates=duplicates,
+            _memo=BoundedLRU(memo, _nbytes),
+            terms=catalog.index.size_of_vocabulary(),
         )
 
     def alias(self, duplicates: int) -> CatalogEntry:
@@ -157,15 +173,17 @@ class CatalogStore:
 
 
 def _nbytes(value: object) -> int:
-    """What a memoised value weighs: the bytes of the arrays in it, at least 64."""
+    """What a memoised value weighs: the bytes of the arrays in it, at least
+    ``MEMO_ENTRY_BYTES``."""
     parts = value if isinstance(value, tuple) else (value,)
-    return max(64, sum(p.nbytes for p in parts if isinstance(p, np.ndarray)))
+    return max(MEMO_ENTRY_BYTES, sum(p.nbytes for p in parts if isinstance(p, np.ndarray)))
 
 
 def _weight(entry: CatalogEntry) -> int:
-    """An entry's share of the bound: its tools, and at least 1 (empty catalogs cost memory
-    too: counted as 0, distinct empty lists could fill the cache without limit)."""
-    return max(1, len(entry.catalog))
+    """An entry's share of the bound: its tools, or its distinct terms by ``TERMS_A_TOOL``
+    when they weigh more, and at least 1 (empty catalogs cost memory too: counted as 0,
+    distinct empty lists could fill the cache without limit)."""
+    return max(1, len(entry.catalog), entry.terms // TERMS_A_TOOL)
 
 
 def stack(rows: Sequence[FloatArray | None], dim: int) -> FloatArray:

@@ -10,6 +10,8 @@ of a turn.
 
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
 
 from tool_selector.embeddings.encoder import Ensemble
@@ -25,6 +27,12 @@ from tool_selector.ranking.ranker import NO_CONTROLS, Controls
 from tool_selector_client.wire import Context, Filters
 
 _ENCODE = msgspec.json.Encoder().encode
+
+
+def _digest(value: object) -> bytes:
+    """A memo key's stand-in for a request's own value (its filters, its conversation): a
+    digest, so a memo entry weighs the same whatever the caller sent."""
+    return hashlib.blake2b(_ENCODE(value), digest_size=16).digest()
 
 
 def controls_of(
@@ -44,7 +52,7 @@ def controls_of(
     boost, seen = None, None
     if context is not None:
         model = "" if columns.cosines is None else columns.cosines.encoder.model_id
-        key = ("context", columns.path, model, weights, _ENCODE(context))
+        key = ("context", columns.path, model, weights, _digest(context))
         boost, seen = entry.memo(key, lambda: _context(context, catalog, columns, queries, weights))
     return Controls(
         allowed=mask,
@@ -64,7 +72,7 @@ def filter_mask(
     if filters is None:
         return None, {}
     catalog = entry.catalog
-    return entry.memo(("filters", _ENCODE(filters)), lambda: _mask(catalog, filters))
+    return entry.memo(("filters", _digest(filters)), lambda: _mask(catalog, filters))
 
 
 def _mask(catalog: Catalog, filters: Filters) -> tuple[BoolArray, dict[str, int]]:

@@ -131,7 +131,7 @@ class Decoder:
             filters=contract.read(head, "filters"),
             budget=contract.read(head, "budget"),
             min_score=contract.read(head, "min_score"),
-            context=_context(contract.read(head, "context"), self._settings.max_pattern_chars),
+            context=_context(contract.read(head, "context"), self._settings),
             pattern_kind=kind,
         )
         return contract, ask
@@ -286,13 +286,15 @@ def _drop_partial(text: str, *, last: bool) -> str:
     return parts[0] if last else parts[1]
 
 
-def _context(context: Context | None, max_chars: int) -> Context | None:
+def _context(context: Context | None, settings: Settings) -> Context | None:
     """``context`` with each message cut like the pattern (a real message is never refused
-    for its length) and blank ones dropped."""
+    for its length), blank ones dropped, and the recent tools no catalog can name (longer
+    than ``max_name_chars``) dropped too."""
     if context is None:
         return None
-    messages = [cut_pattern(m, max_chars) for m in context.messages if m.strip()]
-    return Context(messages=messages, recent_tools=context.recent_tools)
+    messages = [cut_pattern(m, settings.max_pattern_chars) for m in context.messages if m.strip()]
+    tools = [t for t in context.recent_tools if len(t) <= settings.max_name_chars]
+    return Context(messages=messages, recent_tools=tools)
 
 
 def _check_head(head: Any, settings: Settings, contract: Contract) -> None:

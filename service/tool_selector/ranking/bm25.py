@@ -108,6 +108,10 @@ class LexicalIndex:
         """Every term some document holds."""
         return list(self._vocab)
 
+    def size_of_vocabulary(self) -> int:
+        """How many distinct terms the documents hold."""
+        return len(self._vocab)
+
     def idf(self, term: str) -> float:
         """BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``; a term no tool holds has df 0."""
         docs = self._holders(term)
