@@ -6,6 +6,9 @@ import hashlib
 import hmac
 import logging
 import secrets
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -36,3 +39,28 @@ def log_request(logger: logging.Logger, fields: dict[str, Any]) -> None:
     """Emit ``fields`` as one JSON object on one line."""
     if logger.isEnabledFor(logging.INFO):
         logger.info(_ENCODER.encode(fields).decode())
+
+
+#: Seconds between two log lines of one recurring trouble (``Throttle``).
+LOG_EVERY = 60.0
+
+
+class Throttle:
+    """Says when a recurring trouble may be logged again (at most once every ``seconds``),
+    and how many times it happened since the last line (thread-safe)."""
+
+    def __init__(self, seconds: float = LOG_EVERY, clock: Callable[[], float] = time.monotonic):
+        self._seconds, self._clock = seconds, clock
+        self._next = float("-inf")
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def due(self, n: int = 1) -> int:
+        """Count ``n`` more; the count since the last line when one may be logged now, else 0."""
+        with self._lock:
+            self._count += n
+            now = self._clock()
+            if now < self._next:
+                return 0
+            self._next, count, self._count = now + self._seconds, self._count, 0
+            return count

@@ -194,7 +194,11 @@ class Settings:
         5.0, "Longest time to receive a whole request body (408 after).", 0.001
     )
     request_deadline_seconds: float = _setting(
-        2.0, "Longest time to answer once the body is read (503 after).", 0.001
+        2.0,
+        "Longest time to answer once the body is read (503 after). With an encoder it must "
+        "exceed `EMBED_DEADLINE_MS` and `SHORTLIST_RESCUE_MS` (500 ms by default: lower it "
+        "too for a deadline of half a second or less), or `serve` does not start.",
+        0.001,
     )
     lint_deadline_seconds: float = _setting(
         60.0,

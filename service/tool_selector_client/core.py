@@ -272,10 +272,15 @@ def _unusable(prepared: Prepared, names: list[str]) -> tuple[FailReason, str] | 
     """Why the answer's known ``names`` are no answer: none of them (``unknown_names``), or
     only ``always_keep`` names where it had room for more, no useful match (SPEC rule 4) as
     an empty answer is (not when ``min_score`` or a budget may have cut it, nor when
-    ``always_keep`` fills ``top_k`` by itself); ``None`` when they are one."""
+    ``always_keep`` fills ``top_k`` or the tools sent by itself); ``None`` when they are
+    one."""
     if not names:
         return "unknown_names", ""
-    if prepared.empty_ok or prepared.budgeted or len(names) >= prepared.top_k:
+    if (
+        prepared.empty_ok
+        or prepared.budgeted
+        or len(names) >= min(prepared.top_k, len(prepared.sent))
+    ):
         return None
     if set(names) <= set(prepared.always_keep):
         return "empty_selection", "only always_keep names: no useful match"

@@ -67,7 +67,7 @@ SCOPE_HEADER = "X-Tool-Selector-Scope"
 MAX_CALLED = 64
 
 #: A tool name: non-empty, no control characters.
-ToolName = Annotated[str, Meta(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")]
+ToolName = Annotated[str, Meta(min_length=1, pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$")]
 #: The search pattern: must contain something besides whitespace.
 Pattern = Annotated[str, Meta(pattern=r"\S")]
 #: Longest name glob in ``filters.allow`` / ``filters.deny``, and most globs in each list.

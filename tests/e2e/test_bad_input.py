@@ -87,9 +87,9 @@ CASES: list[tuple[str, bytes, int, str]] = [
     ("name_blank", body(tools=b'[{"name":"   "}]'), 400, "invalid_name"),
     ("name_control_char", body(tools=b'[{"name":"a\\u0000b"}]'), 400, "invalid_request"),
     ("name_newline", body(tools=b'[{"name":"a\\nb"}]'), 400, "invalid_request"),
-    ("name_c1_next_line", body(tools=b'[{"name":"a\\u0085b"}]'), 400, "invalid_name"),
-    ("name_c1_csi", body(tools=b'[{"name":"a\\u009b31m"}]'), 400, "invalid_name"),
-    ("name_line_separator", body(tools=b'[{"name":"a\\u2028b"}]'), 400, "invalid_name"),
+    ("name_c1_next_line", body(tools=b'[{"name":"a\\u0085b"}]'), 400, "invalid_request"),
+    ("name_c1_csi", body(tools=b'[{"name":"a\\u009b31m"}]'), 400, "invalid_request"),
+    ("name_line_separator", body(tools=b'[{"name":"a\\u2028b"}]'), 400, "invalid_request"),
     ("name_too_long", body(tools=b'[{"name":"' + b"n" * 21 + b'"}]'), 400, "name_too_long"),
     ("name_number", body(tools=b'[{"name":7}]'), 400, "invalid_request"),
     (

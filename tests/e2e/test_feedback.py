@@ -94,7 +94,7 @@ def test_feedback_on_a_search_is_kept_once(learning: ServiceProcess) -> None:
         ({"search_id": "0" * 32, "called": ["read_rows\n"]}, 400, "invalid_name"),
         ({"search_id": "0" * 32, "called": ["read_rows", "  "]}, 400, "invalid_name"),
         ({"search_id": "0" * 32, "called": ["r" * 257]}, 400, "name_too_long"),
-        ({"search_id": "0" * 32, "called": ["read\u0085rows"]}, 400, "invalid_name"),
+        ({"search_id": "0" * 32, "called": ["read\u0085rows"]}, 400, "invalid_request"),
     ],
     ids=[
         "unknown id",

@@ -153,3 +153,11 @@ def test_the_globs_are_compiled_once_for_all_the_tools() -> None:
     before = policy._matcher.cache_info().misses
     permitted(tools, Filters(deny=globs))
     assert policy._matcher.cache_info().misses == before + 1
+
+
+def test_an_answer_naming_every_tool_sent_stands_though_all_are_always_keep() -> None:
+    tools = [{"name": "a", "description": "a"}, {"name": "b", "description": "b"}]
+    prepared = prepare("find", tools, 5, ["a", "b"])
+    assert isinstance(prepared, Prepared)
+    selection = interpret(prepared, 200, json.dumps({"selected_names": ["b", "a"]}).encode(), 0.0)
+    assert (selection.reason, selection.names) == (None, ("b", "a"))

@@ -26,7 +26,8 @@ from tool_selector.embeddings.cache import (
     TieredCache,
     embedding_key,
 )
-from tool_selector.embeddings.redis_cache import KEY_PREFIX, RedisCache, Throttle
+from tool_selector.embeddings.redis_cache import KEY_PREFIX, RedisCache
+from tool_selector.logs import Throttle
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import REDIS_MAX_TTL

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import os
 import signal
 import threading
@@ -21,7 +22,7 @@ from redis import Redis
 from tests.support import RedisProcess, start_redis
 from tool_selector.embeddings.breaker import CircuitBreaker
 from tool_selector.errors import LearningUnavailable
-from tool_selector.learning import dir_store, redis_store
+from tool_selector.learning import dir_store, records, redis_store
 from tool_selector.learning.dir_store import DirStore
 from tool_selector.learning.records import ENCODE, SHOWN, Called, Shown
 from tool_selector.learning.redis_store import RedisStore
@@ -928,3 +929,29 @@ def test_a_rewrite_a_crash_cut_short_leaves_no_tmp_file(tmp_path: Path) -> None:
     with started(tmp_path) as again:
         assert again.events("s")[1] == (called(1),)
     assert [path.exists() for path in cut] == [False, False]
+
+
+def test_every_rewrite_syncs_its_folder_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """searches.bin's rewrite renamed its new file without syncing the folder (a crash of
+    the machine could bring the old name back), where the scope files' rewrite synced it."""
+    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
+    synced: list[str] = []
+    real = dir_store._sync_folder
+    monkeypatch.setattr(dir_store, "_sync_folder", lambda f: (synced.append(f.name), real(f)))
+    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0, rewrite=at_once)
+    for i in range(2 * BOUNDS.max_searches + 2):  # past twice what it keeps: rewritten
+        store.remember(shown(i))
+    store.close()
+    assert tmp_path.name in synced
+
+
+def test_records_that_do_not_decode_are_said_once_a_minute(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="tool_selector.learning.records"):
+        for _ in range(5):
+            assert list(records.decoded([b"\xc1", b"\xc1"], SHOWN.decode)) == []
+    lines = [r.getMessage() for r in caplog.records if r.name == "tool_selector.learning.records"]
+    assert len(lines) <= 1

@@ -12,7 +12,7 @@ Values are the raw little-endian float32 bytes of the vector (1,536 bytes for 38
 value read back is a vector only when it is exactly that (4 bytes a dimension of the model
 asking) and every float is finite: anything else (written by hand, by another program, cut
 short) reads as a miss, so it is re-embedded and overwritten, and is logged at most once a
-minute (``LOG_EVERY``). Trusted, one bad vector broke its catalog on every replica until the
+minute (``logs.LOG_EVERY``). Trusted, one bad vector broke its catalog on every replica until the
 key expired.
 """
 
@@ -21,43 +21,20 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from tool_selector.embeddings.breaker import BreakerState, CircuitBreaker
 from tool_selector.errors import MissingDependencyError
+from tool_selector.logs import Throttle
 from tool_selector.ranking.dense import FloatArray
 
 KEY_PREFIX = b"tool-selector:emb:"
 #: Keys per MGET: bounds one call's reply (~800 KB) so the per-call timeout stays meaningful.
 MGET_BATCH = 512
-#: Seconds between two log lines of the same trouble (bad values read, writes refused).
-LOG_EVERY = 60.0
 _log = logging.getLogger("tool_selector.redis")
 _STOP = object()
-
-
-class Throttle:
-    """Says when a recurring trouble may be logged again (at most once every ``seconds``),
-    and how many times it happened since the last line (thread-safe)."""
-
-    def __init__(self, seconds: float = LOG_EVERY, clock: Callable[[], float] = time.monotonic):
-        self._seconds, self._clock = seconds, clock
-        self._next = float("-inf")
-        self._count = 0
-        self._lock = threading.Lock()
-
-    def due(self, n: int = 1) -> int:
-        """Count ``n`` more; the count since the last line when one may be logged now, else 0."""
-        with self._lock:
-            self._count += n
-            now = self._clock()
-            if now < self._next:
-                return 0
-            self._next, count, self._count = now + self._seconds, self._count, 0
-            return count
 
 
 def _vector(value: object, dim: int) -> FloatArray | None:

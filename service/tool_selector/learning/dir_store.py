@@ -251,6 +251,8 @@ class DirStore:
                     tmp.unlink(missing_ok=True)
                     if self._pending is mine:
                         self._pending, self._searches = None, len(kept)
+        if done:
+            _sync_folder(self.folder)  # the rename, on the disk
 
 
 def _fed(path: Path) -> tuple[int, str]:

@@ -13,11 +13,13 @@ from typing import TypeVar
 
 import msgspec
 
+from tool_selector.logs import Throttle
 from tool_selector.ranking.learned import Called, Shown
 
 __all__ = ["CALLED", "ENCODE", "SHOWN", "Called", "Shown", "decoded"]
 
 _log = logging.getLogger(__name__)
+_SKIPPED = Throttle()  # a bad record read again at every read is said once a minute
 T = TypeVar("T")
 
 ENCODE = msgspec.msgpack.Encoder().encode
@@ -27,9 +29,11 @@ CALLED = msgspec.msgpack.Decoder(Called)
 
 def decoded(payloads: Iterable[bytes], decode: Callable[[bytes], T]) -> Iterator[T]:
     """Each payload decoded; one that does not decode (a record of another version, a key
-    written by hand) skipped with a warning, so it fails no search nor feedback."""
+    written by hand) skipped, with a warning at most once a minute, so it fails no search
+    nor feedback."""
     for payload in payloads:
         try:
             yield decode(payload)
         except msgspec.DecodeError as exc:
-            _log.warning("learning: a record that does not decode skipped: %s", exc)
+            if count := _SKIPPED.due():
+                _log.warning("learning: %d record(s) that do not decode skipped: %s", count, exc)
