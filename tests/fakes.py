@@ -97,3 +97,20 @@ def stored_as_int8() -> bytes:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model.SerializeToString()
+
+
+class Abandoned(Exception):
+    """What a test's checkpoint check raises once its work counts as abandoned."""
+
+
+class AbandonAfter:
+    """A checkpoint check (``ranking.checkpoints.checked``) that lets ``calls`` checkpoints
+    pass, then raises ``Abandoned``; ``asked`` counts them."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls, self.asked = calls, 0
+
+    def __call__(self) -> None:
+        self.asked += 1
+        if self.asked > self.calls:
+            raise Abandoned

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes import AbandonAfter, Abandoned
 from tool_selector.ranking.catalog import build_catalog
 from tool_selector.ranking.checkpoints import checked
 from tool_selector.ranking.controls import allowed
@@ -42,21 +43,10 @@ def test_a_run_of_stars_and_marks_is_its_marks_then_one_star() -> None:
     assert _normalized("[*?") == "[?*"
 
 
-class Abandoned(Exception):
-    pass
-
-
 def test_a_filter_stops_at_a_name_once_its_request_is_abandoned() -> None:
     catalog = build_catalog([Tool(name=f"tool_{i}", description="d") for i in range(50)])
-    asked = 0
-
-    def check() -> None:
-        nonlocal asked
-        asked += 1
-        if asked > 10:
-            raise Abandoned
-
+    check = AbandonAfter(10)
     names = [(t.name, t.bare_name) for t in catalog.texts]
     with checked(check), pytest.raises(Abandoned):
         allowed(names, catalog.traits, Filters(deny=["*" + "a" * 60 + "b"]))
-    assert asked == 11
+    assert check.asked == 11

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes import AbandonAfter, Abandoned
 from tool_selector.ranking import request_parts
 from tool_selector.ranking.checkpoints import checked
 from tool_selector.ranking.request_parts import _SHAPES, _URLS, prose_lines, read_message
@@ -123,29 +124,17 @@ def test_a_run_of_bare_urls_keeps_its_request() -> None:
     assert prose_lines(text) == before(text)
 
 
-class Abandoned(Exception):
-    pass
-
-
 def test_reading_a_message_stops_once_its_request_is_abandoned() -> None:
     """A message of megabytes is read at about a second a megabyte (linear); a request
     abandoned past its deadline stops reading at its next checkpoint (``CHECK_EVERY``
     lines or sentences) instead of holding its worker to the end."""
-    asked = 0
-
-    def check() -> None:
-        nonlocal asked
-        asked += 1
-        if asked > 3:
-            raise Abandoned
-
     lines = "\n".join(f"Please find the report number {i} on the drive." for i in range(5_000))
     one_line = " ".join(f"Do item {i}." for i in range(5_000))
     for text in (lines, one_line):
-        asked = 0
+        check = AbandonAfter(3)
         with checked(check), pytest.raises(Abandoned):
             read_message(text, 1_000, 600)
-        assert asked == 4
+        assert check.asked == 4
 
 
 def test_a_sentence_repeated_on_a_long_line_is_scored_once(monkeypatch: pytest.MonkeyPatch) -> None:
