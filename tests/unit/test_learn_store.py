@@ -350,6 +350,27 @@ def test_a_redis_entry_that_does_not_decode_is_skipped(
     assert store.recall(f"{4:032x}") is None
 
 
+def test_a_store_emptied_is_forgotten_by_every_replica(
+    redis: RedisProcess, opened: Opened[Any]
+) -> None:
+    """Deleting the keys (docs/learning.md's way to forget everything) or a Redis restarted
+    without its data left every replica answering from what it had read: an absent epoch
+    read as 0, a reading's own; and a forget after the restart drew epoch 1 again, one a
+    replica had read. The store's generation tells them apart."""
+    client = opened(Redis.from_url(redis.url))
+    one, two = opened(RedisStore(redis.url, BOUNDS)), opened(RedisStore(redis.url, BOUNDS))
+    one.add("s", called(1))
+    assert two.events("s")[1] == (called(1),)
+    client.flushall()  # the keys deleted
+    assert two.events("s")[1] == ()
+    one.forget("t")
+    one.add("t", called(2))
+    assert two.events("t")[1] == (called(2),)  # read at epoch 1
+    client.flushall()  # a restart without the data: the epochs counted from nothing again
+    one.forget("t")  # epoch 1 again
+    assert two.events("t")[1] == ()
+
+
 def test_a_replica_drops_what_another_s_flood_pushed_out(
     redis: RedisProcess, opened: Opened[Any]
 ) -> None:

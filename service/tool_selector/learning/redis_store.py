@@ -15,6 +15,10 @@ Keys (prefix ``tool-selector:learn:``):
   ``epochs`` (one counter for the whole store), so every replica drops what it read of the
   scope;
 - ``epochs``: that counter;
+- ``generation``: a random value set (``SET NX``) by the first replica to read an empty
+  store: a store emptied (its keys deleted, a Redis restarted without its data) has a new
+  one, and every replica drops what it read of every scope (the counter of ``epochs``
+  starts again from nothing there, so an epoch alone could be one a replica already read);
 - ``scopes``: the set of scopes holding feedback;
 - ``fed``: the same scopes, each scored by when it was last fed (Redis's clock);
 - ``total``: the entries of every scope's stream together.
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -198,7 +203,7 @@ class _Read:
     when it was last brought up to date (``time.monotonic``)."""
 
     log: ScopeLog
-    epoch: int = 0
+    epoch: tuple[bytes, int] = (b"", 0)
     last: str = "0-0"
     at: float = field(default_factory=time.monotonic)
 
@@ -326,7 +331,9 @@ class RedisStore:
         """Read the scope's entries after ``read.last`` (all of them after a ``forget``), kept
         as the stream keeps them (``ScopeLog``: an entry the stream dropped since it was read
         is dropped here by the same rule)."""
-        epoch = int(self._client.get(_key("epoch", scope)) or 0)
+        found: Any = self._client.mget(_key("epoch", scope), PREFIX + "generation")
+        number, generation = found
+        epoch: tuple[bytes, int] = (generation or self._generation(), int(number or 0))
         if epoch != read.epoch:
             read.epoch, read.last, read.log = epoch, "0-0", ScopeLog(self.bounds)
         entries: Any = self._client.xrange(_key("events", scope), min=f"({read.last}", max="+")
@@ -335,6 +342,13 @@ class RedisStore:
                 read.log.add(called)
             read.last = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
         read.at = time.monotonic()
+
+    def _generation(self) -> bytes:
+        """The store's generation, set now when it has none (an empty store's first reader;
+        two at once agree: the first ``SET NX`` stands)."""
+        self._client.set(PREFIX + "generation", secrets.token_hex(8), nx=True)
+        found: Any = self._client.get(PREFIX + "generation")
+        return bytes(found or b"")
 
     def forget(self, scope: str) -> None:
         self._call(lambda: self._forget(keys=[], args=[PREFIX, EPOCH_SECONDS, DROPS, scope]))
