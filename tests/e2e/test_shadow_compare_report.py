@@ -143,3 +143,37 @@ def test_unreadable_lines_are_counted_not_fatal(tmp_path: Path, line: str) -> No
     capture.write_text(line + "\n" + CAPTURE.read_text())
     unusable = read_input(capture).unusable
     assert unusable.total() == 3  # this one, the fixture's bad line and its blank line
+
+
+def test_a_replay_nothing_answered_fails_and_writes_no_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every replayed request refused (a wrong address) reported "5 decisions ... wrote"
+    with exit 0, the connect errors counted as the replay's latency."""
+    html, summary = tmp_path / "r.html", tmp_path / "s.json"
+    args = ["--url", "http://127.0.0.1:9", "--html", str(html), "--json", str(summary)]
+    assert main(["shadow-compare", str(CAPTURE), *args]) == 1
+    assert "answered none of the replayed requests: 5 connect_error" in capsys.readouterr().err
+    assert not html.exists()
+    assert not summary.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["shadow-compare", str(CAPTURE), "--html", "{dir}"],
+        ["export-openapi", "-o", "{dir}"],
+        ["lint", "--catalog", "{catalog}", "--ranking", "lexical", "-o", "{dir}"],
+    ],
+    ids=["shadow-compare", "export-openapi", "lint"],
+)
+def test_an_output_that_cannot_be_written_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """A directory as the output was a Python traceback (after a whole lint, for lint)."""
+    catalog = tmp_path / "tools.json"
+    catalog.write_text('[{"name": "read_file", "description": "Read a file"}]')
+    argv = [a.format(dir=tmp_path, catalog=catalog) for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tool-selector {argv[0]}: {tmp_path}: Is a directory"]

@@ -81,3 +81,14 @@ def test_load_dataset_errors_clearly(tmp_path: Path, name: str) -> None:
 def test_the_default_folders_are_found_from_the_package() -> None:
     assert (REPO_ROOT / "pyproject.toml").is_file()
     assert (REPO_ROOT / "eval" / "agent" / "tools.jsonl").is_file()
+
+
+def test_a_line_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None:
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    (folder / "tools.jsonl").write_text(
+        '{"name": "a", "description": "d"}\n' + "[" * 100_000 + "\n"
+    )
+    (folder / "queries.jsonl").write_text('{"id": "q", "query": "x", "gold": ["a"]}\n')
+    with pytest.raises(DatasetError, match=r"tools\.jsonl:2: not JSON"):
+        load_dataset(tmp_path, str(folder))

@@ -51,3 +51,14 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
     path.write_text(json.dumps(ANTHROPIC) + "\n{oops\n")
     with pytest.raises(ToolFileError, match=r"tools.jsonl:2: not JSON"):
         load_tools(path)
+
+
+def test_a_file_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ToolFileError, match=r"deep\.json: nested too deep"):
+        load_tools(deep)
+    lines = tmp_path / "deep.jsonl"
+    lines.write_text('{"name": "a"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ToolFileError, match=r"deep\.jsonl:2: not JSON"):
+        load_tools(lines)

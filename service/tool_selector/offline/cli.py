@@ -26,6 +26,18 @@ STATIC_MODELS = (MINILM.name, BGE_SMALL.name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a subcommand; a file it cannot read or write (a directory, a missing folder, a
+    full disk) is one line naming it and status 2, not a traceback."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tool-selector {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tool-selector", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve the HTTP API with granian")
@@ -41,7 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
     lint_cli.add_parser(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "eval":
         return eval_cli.run(args)
     if args.command == "lint":

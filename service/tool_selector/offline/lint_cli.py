@@ -1,7 +1,7 @@
 """``tool-selector lint``: the catalog report of a tool list file, as text, JSON or HTML.
 
-The file is read as ``eval`` reads catalogs (``tool_file``: JSON or JSONL, any provider
-shape, wrappers included; a ``search_text`` key next to a tool's description is its
+The file is read as ``shadow-compare --catalog`` reads it (``tool_file``: JSON or JSONL, any
+provider shape, wrappers included; a ``search_text`` key next to a tool's description is its
 search-only text). Every probe is answered by the service's own ``Selector``:
 
 - ``--ranking auto`` (default): ``hybrid`` up to ``AUTO_HYBRID_TOOLS`` tools, ``static``

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -432,7 +433,8 @@ def _print_summary(summary: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the report; exit 0, or 2 when the input holds nothing to report."""
+    """Build the report; exit 0, or 2 when the input holds nothing to report, or 1 when
+    ``--url`` answered none of the replayed requests (a wrong address, a refused body)."""
     from tool_selector.offline.report_html import render  # noqa: PLC0415
 
     loaded = _load(args)
@@ -441,6 +443,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     found, tools = loaded
     summary = build_summary(found, args, tools)
+    answered = {"ok", "empty_selection"} & summary["outcomes"].keys()
+    if args.url and not answered:  # a replay nothing answered reports nothing
+        outcomes = _counts(Counter(summary["outcomes"]))
+        print(f"tool-selector: {args.url} answered none of the replayed requests: {outcomes}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     args.json.write_text(json.dumps(summary, indent=2) + "\n")
     args.html.write_text(render(summary))
     _print_summary(summary, args)

@@ -48,6 +48,8 @@ def _unwrap(entry: Any) -> Any:
 def _entries(text: str, path: Path) -> list[Any]:
     try:
         whole = json.loads(mend_surrogates(text.encode()))
+    except RecursionError as exc:
+        raise ToolFileError(f"{path}: nested too deep to read") from exc
     except ValueError:
         whole = None
         rows: list[Any] = []
@@ -55,8 +57,8 @@ def _entries(text: str, path: Path) -> list[Any]:
             if line.strip():
                 try:
                     rows.append(json.loads(mend_surrogates(line.encode())))
-                except ValueError as exc:
-                    raise ToolFileError(f"{path}:{number}: not JSON ({exc})") from exc
+                except (ValueError, RecursionError) as exc:
+                    raise ToolFileError(f"{path}:{number}: not JSON ({exc!s:.200})") from exc
         return rows
     if isinstance(whole, Mapping) and isinstance(whole.get("tools"), list):
         return list(whole["tools"])

@@ -263,7 +263,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 if line.strip():
                     try:
                         yield number, json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise DatasetError(f"{path}:{number}: not JSON: {exc}") from exc
+                    except (json.JSONDecodeError, RecursionError) as exc:
+                        raise DatasetError(f"{path}:{number}: not JSON: {exc!s:.200}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"cannot read {path}: {exc}") from exc
