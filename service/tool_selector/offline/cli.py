@@ -12,6 +12,7 @@ from typing import Any
 from tool_selector.embeddings.models import BGE_SMALL, MINILM
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.offline import lint_cli
+from tool_selector.offline.arguments import positive_int, seconds
 from tool_selector.offline.evaluation import cli as eval_cli
 from tool_selector.offline.security_cli import (
     add_probe_command,
@@ -91,10 +92,13 @@ def _add_shadow_compare(sub: Any) -> None:
         "logged search queries over",
     )
     p.add_argument(
-        "--top-k", type=int, default=5, help="names asked per replayed proxy search (default 5)"
+        "--top-k",
+        type=positive_int,
+        default=5,
+        help="names asked per replayed proxy search (default 5)",
     )
     p.add_argument("--token", help="bearer token for --url")
-    p.add_argument("--timeout", type=float, default=5.0, help="per-request deadline (s)")
+    p.add_argument("--timeout", type=seconds, default=5.0, help="per-request deadline (s)")
     p.add_argument("--html", type=Path, default=Path("shadow-report.html"))
     p.add_argument("--json", type=Path, default=Path("shadow-summary.json"))
 

@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from tool_selector.errors import ConfigError
 from tool_selector.lru import BoundedLRU
+from tool_selector.offline.arguments import positive_int
 from tool_selector.offline.evaluation.dataset import tools_of
 from tool_selector.offline.tool_file import ToolFileError, load_tools
 from tool_selector.pipeline.ask import ToolSource
@@ -52,7 +53,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--ranking", choices=("auto", "hybrid", "static", "lexical"), default="auto",
                    help="which ranker answers the probes (default auto: the model up to "
                    f"{AUTO_HYBRID_TOOLS} tools, the static arm above)")  # fmt: skip
-    p.add_argument("--top-k", type=int, default=5, help="answer size a probe must hit (5)")
+    p.add_argument("--top-k", type=positive_int, default=5, help="answer size a probe must hit (5)")
     p.add_argument(
         "--every-probe",
         action="store_true",

@@ -15,6 +15,7 @@ from typing import Any
 from tool_selector.errors import ConfigError
 from tool_selector.http.auth import KeyRing, check_exposure, tls_config
 from tool_selector.http.server import server_options
+from tool_selector.offline.arguments import seconds
 from tool_selector.settings import Settings
 
 
@@ -60,7 +61,7 @@ def add_probe_command(sub: Any) -> None:
     """Register ``tool-selector probe PATH`` (Kubernetes exec probe that works under mTLS)."""
     probe = sub.add_parser("probe", help="GET a local path (exit 0 on 200); for exec probes")
     probe.add_argument("path", nargs="?", default="/healthz", help="path to GET")
-    probe.add_argument("--timeout", type=float, default=2.0, help="seconds (default 2)")
+    probe.add_argument("--timeout", type=seconds, default=2.0, help="seconds (default 2)")
 
 
 def probe(settings: Settings, path: str, timeout: float = 2.0) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tool_selector.errors import ConfigError, DatasetError
+from tool_selector.offline.arguments import count, share
 from tool_selector.offline.evaluation.dataset import DATASETS, default_bench_dir
 from tool_selector.settings import Settings
 
@@ -45,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--k", type=int, default=5, help="top_k of every request (default 5)")
     p.add_argument(
         "--negatives",
-        type=int,
+        type=count,
         default=0,
         help="also N synthetic negatives per other API-style set (queries of another set "
         "against 20 of this catalog's tools); default 0: the sets' own no-match queries only",
@@ -71,7 +72,7 @@ def _learn_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--wrong",
-        type=float,
+        type=share,
         nargs="+",
         default=[0.1, 0.3],
         help="with --learn: the shares of the simulated model's calls that go to another "
@@ -79,7 +80,7 @@ def _learn_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--flood",
-        type=int,
+        type=count,
         default=1000,
         help="with --learn: also a run at the first --wrong with this many hostile searches "
         "(0: none; default 1000)",
