@@ -142,9 +142,21 @@ def test_a_reported_search_is_reported_once_and_unknown_calls_not_at_all() -> No
     assert service.feedback == [{"search_id": SID, "called": []}]
 
 
-def test_the_openai_hook_reports_from_the_responses_input() -> None:
+def openai_feedback(tools: list[Any], called: dict[str, Any]) -> list[dict[str, Any]]:
+    """The feedback the OpenAI hook sends for a first search once a second search comes
+    after the model's ``called`` item (a Responses ``function_call``)."""
     service = Service()
-    call = {"type": "tool_search_call", "call_id": "c1", "arguments": {"query": "weather"}}
+    call = {"type": "tool_search_call", "call_id": "c1", "arguments": {"query": "first"}}
+    conversation = [call, {"type": "tool_search_output", "call_id": "c1", "tools": []}, called]
+    next_call = {"type": "tool_search_call", "call_id": "c2", "arguments": {"query": "next"}}
+    with client(service) as c:
+        openai_tool_search_output(c, call, tools)
+        openai_tool_search_output(c, next_call, tools, conversation=conversation)
+        c.close()
+    return service.feedback
+
+
+def test_the_openai_hook_reports_from_the_responses_input() -> None:
     functions = [
         {
             "type": "function",
@@ -154,17 +166,8 @@ def test_the_openai_hook_reports_from_the_responses_input() -> None:
         },
         {"type": "function", "name": "send_email", "description": "Email", "defer_loading": True},
     ]
-    conversation = [
-        call,
-        {"type": "tool_search_output", "call_id": "c1", "tools": []},
-        {"type": "function_call", "call_id": "f1", "name": "get_weather", "arguments": "{}"},
-    ]
-    next_call = {"type": "tool_search_call", "call_id": "c2", "arguments": {"query": "email"}}
-    with client(service) as c:
-        openai_tool_search_output(c, call, functions)
-        openai_tool_search_output(c, next_call, functions, conversation=conversation)
-        c.close()
-    assert service.feedback == [{"search_id": SID, "called": ["get_weather"]}]
+    called = {"type": "function_call", "call_id": "f1", "name": "get_weather", "arguments": "{}"}
+    assert openai_feedback(functions, called) == [{"search_id": SID, "called": ["get_weather"]}]
 
 
 class ByQuery(Service):
@@ -231,7 +234,6 @@ def test_searches_of_one_turn_are_reported_after_the_calls_that_follow_them() ->
 def test_a_namespace_member_called_is_reported_under_its_ranked_name() -> None:
     """A Responses ``function_call`` names a namespace's member bare, its namespace apart:
     it was reported as "called none" (negative evidence for the tool the model used)."""
-    service = Service()
     crm = {
         "type": "namespace",
         "name": "crm",
@@ -241,18 +243,8 @@ def test_a_namespace_member_called_is_reported_under_its_ranked_name() -> None:
             for n in ("get_customer", "add_note")
         ],
     }
-    call = {"type": "tool_search_call", "call_id": "c1", "arguments": {"query": "customer"}}
-    conversation = [
-        call,
-        {"type": "tool_search_output", "call_id": "c1", "tools": []},
-        {"type": "function_call", "call_id": "f1", "name": "get_customer", "namespace": "crm"},
-    ]
-    next_call = {"type": "tool_search_call", "call_id": "c2", "arguments": {"query": "note"}}
-    with client(service) as c:
-        openai_tool_search_output(c, call, [crm])
-        openai_tool_search_output(c, next_call, [crm], conversation=conversation)
-        c.close()
-    assert service.feedback == [{"search_id": SID, "called": ["crm.get_customer"]}]
+    called = {"type": "function_call", "call_id": "f1", "name": "get_customer", "namespace": "crm"}
+    assert openai_feedback([crm], called) == [{"search_id": SID, "called": ["crm.get_customer"]}]
 
 
 def test_the_async_hook_sends_its_feedback_beside_its_search() -> None:
