@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from tool_selector_client.wire import Tool
+from tool_selector_client.wire import NAME_CONTROLS, Tool
 
 __all__ = [
     "SEARCH_TOOL_DESCRIPTION",
@@ -50,9 +50,8 @@ _QUERY_SCHEMA: dict[str, Any] = {
     "required": ["query"],
 }
 _DECLARATION_KEYS = ("functionDeclarations", "function_declarations")
-#: What the service refuses in a name: control characters (C0, DEL, C1) and the line and
-#: paragraph separators.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: What the service refuses in a name (``wire.NAME_CONTROLS``).
+_CONTROL = re.compile(f"[{NAME_CONTROLS}]")
 
 
 def _function_object(definition: Mapping[str, Any]) -> Mapping[str, Any]:

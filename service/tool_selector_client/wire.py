@@ -31,6 +31,7 @@ __all__ = [
     "MAX_CONTEXT_ITEMS",
     "MAX_GLOBS",
     "MAX_GLOB_CHARS",
+    "NAME_CONTROLS",
     "SCOPE_HEADER",
     "SEARCH_ID_HEADER",
     "SEARCH_PATH",
@@ -67,7 +68,11 @@ SCOPE_HEADER = "X-Tool-Selector-Scope"
 MAX_CALLED = 64
 
 #: A tool name: non-empty, no control characters.
-ToolName = Annotated[str, Meta(min_length=1, pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$")]
+#: What no tool name holds, as a regex character class's body: control characters (C0, DEL,
+#: C1: NEL, CSI) and the line and paragraph separators (a name holding one would break the
+#: one-line log and may act on a terminal showing it).
+NAME_CONTROLS = r"\x00-\x1f\x7f-\x9f\u2028\u2029"
+ToolName = Annotated[str, Meta(min_length=1, pattern=rf"^[^{NAME_CONTROLS}]+$")]
 #: The search pattern: must contain something besides whitespace.
 Pattern = Annotated[str, Meta(pattern=r"\S")]
 #: Longest name glob in ``filters.allow`` / ``filters.deny``, and most globs in each list.

@@ -62,11 +62,11 @@ from tool_selector.ranking.request_parts import (
     read_message,
 )
 from tool_selector.settings import Settings
-from tool_selector_client.wire import CompressTool, Context, Tool
+from tool_selector_client.wire import NAME_CONTROLS, CompressTool, Context, Tool
 
-#: Control characters (C0, DEL, C1: NEL, CSI) and the line and paragraph separators: a name
-#: holding one would break the one-line log and may act on a terminal showing it.
-_NOT_IN_A_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: A character no name holds (``wire.NAME_CONTROLS``); the wire type's pattern lets a last
+#: line break through (its ``$`` matches before one).
+_NOT_IN_A_NAME = re.compile(f"[{NAME_CONTROLS}]")
 #: Tool arrays smaller than this are cheap to decode; they are not named by their bytes.
 MIN_RAW_KEY_BYTES = 4096
 #: What stands for a held list while the rest of its body is decoded (``Decoder._resent``).
