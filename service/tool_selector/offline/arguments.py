@@ -1,5 +1,6 @@
 """Numbers a command line takes, checked by argparse: a value out of range is its one-line
-usage error (status 2), not a traceback or a report of nonsense ("top 0", "500% wrong")."""
+usage error (status 2), not a traceback or a report of nonsense ("top 0", "500% wrong");
+and the help formatter that states every option's default."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ import math
 from typing import TypeVar
 
 N = TypeVar("N", int, float)
+
+
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's ``(default: ...)`` on every option that has a default worth saying (not
+    ``None``, ``False`` or empty: those mean "off" or "see the help"), unless its help
+    already says its default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if "default" in text or default is None or default is False or default == []:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def positive_int(text: str) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 from tool_selector.embeddings.models import BGE_SMALL, MINILM
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.offline import lint_cli
-from tool_selector.offline.arguments import positive_int, seconds
+from tool_selector.offline.arguments import DefaultsHelpFormatter, positive_int, seconds
 from tool_selector.offline.evaluation import cli as eval_cli
 from tool_selector.offline.security_cli import (
     add_probe_command,
@@ -39,14 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tool-selector", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tool-selector", description=__doc__, formatter_class=DefaultsHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve the HTTP API with granian")
     serve.add_argument("--host", help="bind address (default TOOL_SELECTOR_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="bind port (default TOOL_SELECTOR_PORT or 8080)")
     add_security_arguments(serve)
     export = sub.add_parser("export-openapi", help="write the OpenAPI document")
-    export.add_argument("--output", "-o", type=Path, default=Path("openapi.yaml"))
+    export.add_argument(
+        "--output", "-o", type=Path, default=Path("openapi.yaml"), help="file to write"
+    )
     sub.add_parser("settings", help="print every setting as a markdown table")
     _add_distill_static(sub)
     _add_fetch_model(sub)
@@ -54,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_shadow_compare(sub)
     eval_cli.add_parser(sub)
     lint_cli.add_parser(sub)
+    for command in sub.choices.values():
+        command.formatter_class = DefaultsHelpFormatter
     return parser
 
 
@@ -99,8 +105,8 @@ def _add_shadow_compare(sub: Any) -> None:
     )
     p.add_argument("--token", help="bearer token for --url")
     p.add_argument("--timeout", type=seconds, default=5.0, help="per-request deadline (s)")
-    p.add_argument("--html", type=Path, default=Path("shadow-report.html"))
-    p.add_argument("--json", type=Path, default=Path("shadow-summary.json"))
+    p.add_argument("--html", type=Path, default=Path("shadow-report.html"), help="HTML report")
+    p.add_argument("--json", type=Path, default=Path("shadow-summary.json"), help="JSON summary")
 
 
 def _shadow_compare(args: argparse.Namespace) -> int:

@@ -48,12 +48,14 @@ def add_parser(sub: Any) -> None:
     """Register the ``lint`` subcommand."""
     p = sub.add_parser("lint", help="report why tools of a catalog are not found")
     p.add_argument("--catalog", type=Path, required=True, help="tool list file (JSON or JSONL)")
-    p.add_argument("--format", choices=("text", "json", "html"), default="text")
+    p.add_argument("--format", choices=("text", "json", "html"), default="text", help="report as")
     p.add_argument("--output", "-o", type=Path, help="write here (default: standard output)")
     p.add_argument("--ranking", choices=("auto", "hybrid", "static", "lexical"), default="auto",
                    help="which ranker answers the probes (default auto: the model up to "
                    f"{AUTO_HYBRID_TOOLS} tools, the static arm above)")  # fmt: skip
-    p.add_argument("--top-k", type=positive_int, default=5, help="answer size a probe must hit (5)")
+    p.add_argument(
+        "--top-k", type=positive_int, default=5, help="answer size a probe must hit (default 5)"
+    )
     p.add_argument(
         "--every-probe",
         action="store_true",

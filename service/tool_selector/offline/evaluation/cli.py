@@ -42,7 +42,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--catalog", type=Path, help="tools file (JSONL); needs --queries")
     p.add_argument("--queries", type=Path, help="queries file (JSONL); needs --catalog")
     p.add_argument("--limit", type=int, help="most queries per dataset (deterministic sample)")
-    p.add_argument("--split", choices=("dev", "test", "all"), default="test")
+    p.add_argument(
+        "--split",
+        choices=("dev", "test", "all"),
+        default="test",
+        help="which queries of each set (by a hash of the id: dataset.split_of)",
+    )
     p.add_argument("--k", type=int, default=5, help="top_k of every request (default 5)")
     p.add_argument(
         "--negatives",
@@ -99,7 +104,8 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
         "--output",
         type=Path,
         default=Path("reports/quality.json"),
-        help="results file; the markdown table goes next to it as .md ('-': don't write)",
+        help="results file; the markdown table goes next to it as .md ('-': don't write; "
+        "default: reports/quality.json, with --learn reports/learn.json)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument(
