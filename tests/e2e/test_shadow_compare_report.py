@@ -90,8 +90,40 @@ def test_proxy_log_replayed_over_its_tool_list(
     assert "calculate_displacement" in html
 
 
-def test_missing_capture_exits_2(tmp_path: Path) -> None:
+def test_missing_capture_exits_2_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal was printed on standard output."""
     assert main(["shadow-compare", str(tmp_path / "absent.jsonl")]) == 2
+    said = capsys.readouterr()
+    assert (said.out, said.err) == (
+        "",
+        f"tool-selector: no such capture file: {tmp_path}/absent.jsonl\n",
+    )
+
+
+@pytest.mark.parametrize("latency", ["NaN", "Infinity", "-Infinity"])
+def test_a_latency_that_is_not_a_finite_number_is_left_out(tmp_path: Path, latency: str) -> None:
+    """A ``NaN`` latency (Python's JSON reader takes it) made the summary's mean, p50 and max
+    ``NaN``: not JSON, and not a latency."""
+    capture = tmp_path / "c.jsonl"
+    capture.write_text(
+        f'{{"pattern": "q", "tools": ["a", "b"], "selected": ["a"], "latency_ms": {latency}}}\n'
+        '{"pattern": "r", "tools": ["a", "b"], "selected": ["b"], "latency_ms": 3}\n'
+    )
+    summary, _ = _report(tmp_path, source=capture)
+    assert summary["decisions"] == 2
+    assert {k: summary["latency_ms"][k] for k in ("count", "mean", "p50", "max")} == {
+        "count": 1,
+        "mean": 3.0,
+        "p50": 3.0,
+        "max": 3.0,
+    }
+    json.loads((tmp_path / "s.json").read_text(), parse_constant=_refuse)
+
+
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"{constant} in the summary")
 
 
 def test_unreadable_catalog_exits_2_naming_it(
@@ -101,7 +133,9 @@ def test_unreadable_catalog_exits_2_naming_it(
     catalog.write_text("{}\n{oops\n")
     log = str(PROXY / "tool_discovery.jsonl")
     assert main(["shadow-compare", log, "--catalog", str(catalog)]) == 2
-    assert "tools.jsonl:2: not JSON" in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert "tools.jsonl:2: not JSON" in said.err
+    assert said.out == ""
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ summary). A line is one of:
 
 - the client's capture (``tool_selector_client.capture``): ``pattern``, ``tools``,
   ``top_k``, ``always_keep``, ``selected``, ``relevance``, ``latency_ms``, ``outcome``
-  (keys are also looked up under other names: ``query``, ``deferred_tools``, ...);
+  (keys are also looked up under other names: ``query``, ``deferred_tools``, ...; a
+  latency that is not a finite number is left out, so no summary figure is ``NaN``);
 - a line of the proxy's own ``tool_discovery.jsonl`` (``tool_selector.offline.proxy_log``): its
   searches, fail-open reasons and tool filtering are reported as the proxy logged them, and
   with ``--catalog`` (the proxy's tool list) and ``--url`` each logged search query is sent
@@ -88,6 +89,15 @@ def _names(value: Any) -> list[str] | None:
     return [v if isinstance(v, str) else str(tool_name(v) or "") for v in value if v]
 
 
+def _finite(value: Any) -> float | None:
+    """``value`` as a latency: a finite number, else ``None`` (a ``NaN`` or ``Infinity``,
+    which Python's JSON reader takes, is left out as a missing latency is)."""
+    if not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def parse_case(record: Any) -> Case | None:
     """A ``Case`` from one decoded JSON line, or ``None`` when it is not a decision."""
     if not isinstance(record, dict):
@@ -106,7 +116,7 @@ def parse_case(record: Any) -> Case | None:
         always_keep=[k for k in keep if isinstance(k, str)] if isinstance(keep, list) else [],
         selected=_names(_first(record, _SELECTED_KEYS)),
         relevance=_names(record.get("relevance")),
-        latency_ms=float(latency) if isinstance(latency, int | float) else None,
+        latency_ms=_finite(latency),
         outcome=record["outcome"] if isinstance(record.get("outcome"), str) else None,
     )
 
@@ -439,7 +449,7 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = _load(args)
     if isinstance(loaded, str):
-        print(f"tool-selector: {loaded}")
+        print(f"tool-selector: {loaded}", file=sys.stderr)
         return 2
     found, tools = loaded
     summary = build_summary(found, args, tools)
