@@ -64,3 +64,41 @@ def test_a_gold_name_missing_from_the_catalog_names_the_line(
     err = capsys.readouterr().err
     assert f"{queries}:2: gold 'gitlab.create_issue' not in the catalog" in err
     assert "Traceback" not in err
+
+
+def _queries(tmp_path: Path, keep: set[str], *, twice: str | None = None) -> Path:
+    """agent_mini's queries with these ids (``twice``: one of them on a second line too)."""
+    rows = [line for line in (MINI / "queries.jsonl").read_text().splitlines() if line]
+    kept = [r for r in rows if json.loads(r)["id"] in keep]
+    kept += [r for r in rows if json.loads(r)["id"] == twice]
+    path = tmp_path / "queries.jsonl"
+    path.write_text("\n".join(kept) + "\n")
+    return path
+
+
+def _eval(queries: Path, *extra: str) -> int:
+    files = ["--catalog", str(MINI / "tools.jsonl"), "--queries", str(queries)]
+    return main(["eval", *files, "--output", "-", "--no-progress", *extra])
+
+
+def test_a_split_with_no_query_is_refused_in_one_line(
+    fake_encoder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was a table of zero queries and status 0 (these three ids are all dev)."""
+    queries = _queries(tmp_path, {"mini-kw-1", "mini-name-1", "mini-sent-1"})
+    assert _eval(queries, "--split", "test") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"tool-selector eval: {tmp_path.name} ({tmp_path}): none of its 3 queries is in the "
+        "test split (--split all takes every one)"
+    ]
+
+
+def test_a_query_id_on_two_lines_is_refused_naming_both(
+    fake_encoder: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was counted twice (two test queries in the table for one)."""
+    queries = _queries(tmp_path, {"mini-para-1", "mini-none-1"}, twice="mini-para-1")
+    assert _eval(queries, "--split", "test") == 2
+    err = capsys.readouterr().err
+    assert f"{queries}:3: query id 'mini-para-1' repeats line 1" in err

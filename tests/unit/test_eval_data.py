@@ -62,19 +62,25 @@ def _files(tmp_path: Path, tools: list[Any], queries: list[Any]) -> tuple[Path, 
     return catalog, asked
 
 
-def _query(gold: list[str]) -> dict[str, Any]:
-    return {"id": "q", "query": "x", "gold": gold}
+def _query(gold: list[str], qid: str = "q") -> dict[str, Any]:
+    return {"id": qid, "query": "x", "gold": gold}
 
 
 @pytest.mark.parametrize(
     ("tools", "queries", "where", "says"),
     [
-        ([{"name": "a"}], [_query(["a"]), _query(["a"]), _query(["zz"])], "asked.jsonl:3", "'zz'"),
+        (
+            [{"name": "a"}],
+            [_query(["a"], "q1"), _query(["a"], "q2"), _query(["zz"], "q3")],
+            "asked.jsonl:3",
+            "'zz'",
+        ),
+        ([{"name": "a"}], [_query(["a"]), _query([])], "asked.jsonl:2", "'q' repeats line 1"),
         ([{"name": "a"}, {"type": "function"}], [], "tools.jsonl:2", "no usable name"),
         ([{"name": "a"}], [{"id": "q", "query": "x"}], "asked.jsonl:1", "'gold'"),
         ([{"name": "a"}], [{"id": "q", "query": " ", "gold": []}], "asked.jsonl:1", "'query'"),
     ],
-    ids=["gold-not-in-catalog", "tool-without-name", "no-gold", "blank-query"],
+    ids=["gold-not-in-catalog", "repeated-id", "tool-without-name", "no-gold", "blank-query"],
 )
 def test_bad_lines_are_named_by_file_and_line(
     tmp_path: Path, tools: list[Any], queries: list[Any], where: str, says: str
@@ -89,6 +95,6 @@ def test_a_no_match_query_needs_no_catalog_tool(tmp_path: Path) -> None:
 
 
 def test_the_category_falls_back_to_subset_then_difficulty(tmp_path: Path) -> None:
-    rows = [_query(["a"]) | {"subset": "multi"}, _query(["a"]) | {"difficulty": "easy"}]
+    rows = [_query(["a"], "q1") | {"subset": "multi"}, _query(["a"], "q2") | {"difficulty": "easy"}]
     data = load_files(*_files(tmp_path, [{"name": "a"}], rows))
     assert [q.category for q in data.queries] == ["multi", "easy"]

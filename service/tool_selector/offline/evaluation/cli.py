@@ -2,8 +2,8 @@
 
 By default the seven known sets (``DATASETS``), whole test split; ``--dataset NAME|PATH``
 picks sets or folders in the bench format, ``--catalog FILE --queries FILE`` one more as two
-files. Bad data (a gold name missing from the catalog, a tool with no name) exits 2 with the
-file and line.
+files. Bad data (a gold name missing from the catalog, a tool with no name, a query id given
+twice) exits 2 with the file and line; so does a set with no query in the chosen split.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from tool_selector.errors import ConfigError, DatasetError
 from tool_selector.offline.arguments import count, share
-from tool_selector.offline.evaluation.dataset import DATASETS, default_bench_dir
+from tool_selector.offline.evaluation.dataset import DATASETS, check_split, default_bench_dir
 from tool_selector.settings import Settings
 
 if TYPE_CHECKING:
@@ -40,13 +40,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "queries.jsonl (repeatable; default: the seven known sets)",
     )
     p.add_argument("--catalog", type=Path, help="tools file (JSONL); needs --queries")
-    p.add_argument("--queries", type=Path, help="queries file (JSONL); needs --catalog")
+    p.add_argument(
+        "--queries", type=Path, help="queries file (JSONL, one id per query); needs --catalog"
+    )
     p.add_argument("--limit", type=int, help="most queries per dataset (deterministic sample)")
     p.add_argument(
         "--split",
         choices=("dev", "test", "all"),
         default="test",
-        help="which queries of each set (by a hash of the id: dataset.split_of)",
+        help="which queries of each set (by a hash of the id: dataset.split_of); a set with "
+        "none in it, or with an id on two lines, is refused",
     )
     p.add_argument("--k", type=int, default=5, help="top_k of every request (default 5)")
     p.add_argument(
@@ -139,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     config = _config(args)
     try:
         datasets = load_all(config)  # first: a bad file is reported before the model loads
+        check_split(datasets, args.split)
         settings = Settings.from_env(os.environ)
         encoder = encoder_from_settings(settings)
         if encoder is None:

@@ -10,8 +10,8 @@ A data set is a folder holding ``tools.jsonl`` and ``queries.jsonl`` (BFCL also 
   ``{"name", "description", "parameters"}`` row, wrapped as an OpenAI Chat definition.
 - A ``queries.jsonl`` line is ``{"id", "query", "gold": [names]}`` plus a category
   (``category``, else ``subset``, else ``difficulty``). ``gold: []`` is a need no tool in the
-  catalog serves: the right answer is to abstain. A gold name absent from the catalog is an
-  error naming the file and line.
+  catalog serves: the right answer is to abstain. A gold name absent from the catalog, and a
+  query id on a second line, are errors naming the file and line.
 
 Known names: the six folders of the bench (``default_bench_dir``) and ``agent`` (this
 repository's ``eval/agent``); anything else is read as a folder path.
@@ -212,6 +212,17 @@ def pick_queries(
     return chosen
 
 
+def check_split(datasets: Sequence[Dataset], split: Split) -> None:
+    """``DatasetError`` naming the first data set with no query in ``split``: a run over it
+    would measure nothing and report a table of none."""
+    for data in datasets:
+        if not pick_queries(data.queries, split, None):
+            raise DatasetError(
+                f"{data.name} ({data.source}): none of its {len(data.queries)} queries is in "
+                f"the {split} split (--split all takes every one)"
+            )
+
+
 def _read_tools(path: Path) -> tuple[Tool, ...]:
     tools: list[Tool] = []
     for line, row in _read_jsonl(path):
@@ -226,6 +237,7 @@ def _read_tools(path: Path) -> tuple[Tool, ...]:
 
 def _read_queries(path: Path, known: set[str], catalog: Path) -> tuple[BenchQuery, ...]:
     out = []
+    first: dict[str, int] = {}
     for line, row in _read_jsonl(path):
         query = _query(row, f"{path}:{line}")
         missing = [g for g in query.gold if g not in known]
@@ -233,6 +245,12 @@ def _read_queries(path: Path, known: set[str], catalog: Path) -> tuple[BenchQuer
             raise DatasetError(
                 f"{path}:{line}: gold {', '.join(map(repr, missing))} not in the catalog {catalog}"
             )
+        if query.id in first:
+            raise DatasetError(
+                f"{path}:{line}: query id {query.id!r} repeats line {first[query.id]} "
+                "(an id is one query: counted once, in one split, one line of --answers)"
+            )
+        first[query.id] = line
         out.append(query)
     return tuple(out)
 
