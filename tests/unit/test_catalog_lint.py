@@ -20,7 +20,7 @@ from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.ranking.text import tool_text
 from tool_selector.settings import Settings
-from tool_selector_client.catalog_lint import LintReport
+from tool_selector_client.catalog_lint import Finding, LintReport, ProbeRecall
 from tool_selector_client.wire import Tool
 
 SEARCHES = {
@@ -222,3 +222,26 @@ def test_catalogs_differing_only_in_search_text_are_cached_apart() -> None:
         for tools in (plain, [msgspec.structs.replace(plain[0], search_text="post a letter")])
     }
     assert (len(keys), len(selector.catalogs)) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("rm_\u202egpj.exe", "rm_\\u202egpj.exe"),  # a right-to-left override: reads "exe.jpg"
+        ("send\u200bmail", "send\\u200bmail"),  # zero-width space: reads "sendmail"
+        ("red\x1b[31m", "red\\x1b[31m"),  # a terminal colour
+        ("tab\tname\u2028x", "tab\\tname\\u2028x"),
+        ("café_ü", "café_ü"),  # printable: as it is
+    ],
+    ids=["bidi", "zero-width", "escape", "tab-separator", "printable"],
+)
+def test_the_text_report_shows_invisible_characters_as_escapes(name: str, shown: str) -> None:
+    """They were written as they are: a name with U+202E read reversed in a terminal."""
+    finding = Finding(kind="no_description", tools=[name], detail=f"{name}: none", fix="fix")
+    report = LintReport(
+        catalog="k", tools=1, ranking="lexical", top_k=5,
+        recall=ProbeRecall(1, 1, 1, 1), findings=[finding],
+    )  # fmt: skip
+    text = render_text(report)
+    assert f"[no_description] {shown}\n  {shown}: none\n" in text
+    assert text.replace("\n", "").isprintable()

@@ -5,7 +5,8 @@ tools), answers every tool's own probes with ``Selector.select`` (``probes``), g
 alike tools over the matrix the answers used (the model's, else the static arm's, else BM25
 alone), answers the rest of their probes that say what they do and keeps the groups those
 answers confuse (``siblings``), and adds the findings read from the texts (``checks``).
-``render_text`` is the plain-text report.
+``render_text`` is the plain-text report, with every character a terminal would not show as
+itself written as its escape (``visible``).
 """
 
 from __future__ import annotations
@@ -124,7 +125,18 @@ def render_text(report: LintReport) -> str:
     if report.usage:
         lines += ["", "use in this scope (shown / called / called after a second search):"]
         lines += [f"  {u.name}: {u.shown} / {u.called} / {u.after_retry}" for u in report.usage]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(visible, lines)) + "\n"
+
+
+def visible(text: str) -> str:
+    """``text`` with each character that is not printable written as ``repr`` writes it
+    (``\\x1b``, ``\\t``, ``\\n``, ``\\u202e``, ``\\u200b``): control characters, format
+    characters (bidi overrides and isolates, zero-width ones), line and paragraph separators
+    and spaces other than ``' '``. A name or description holding them then reads as what it
+    is, not as what a terminal does with it (a colour, a reversed line, nothing at all)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _counts(findings: Sequence[Finding]) -> str:
