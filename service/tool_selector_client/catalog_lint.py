@@ -33,8 +33,11 @@ LINT_PATH = "/v1/catalog/lint"
 #: Every kind of finding, in the order the report lists them (what keeps a tool from being
 #: found first).
 FindingKind = Literal[
+    "invalid_name",
+    "unusable_entry",
     "unreachable",
     "name_only",
+    "duplicate_name",
     "collision",
     "siblings",
     "no_description",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tool_selector.offline.tool_file import ToolFileError, load_tools
+from tool_selector.offline.tool_file import ToolFileError, load_tools, read_tool_list
 from tool_selector_client.definitions import tool_name
 
 REQUEST = ROOT / "tests" / "fixtures" / "context-gateway" / "D-v0.5.3-search.json"
@@ -62,3 +62,25 @@ def test_a_file_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None
     lines.write_text('{"name": "a"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(ToolFileError, match=r"deep\.jsonl:2: not JSON"):
         load_tools(lines)
+
+
+def test_what_is_left_out_is_said_by_entry(tmp_path: Path) -> None:
+    """``load_tools`` dropped nameless entries and repeated names without a word."""
+    other = {**OPENAI, "function": {**OPENAI["function"], "description": "Another"}}
+    entries = [
+        ANTHROPIC,
+        "a string",
+        {"description": "no name"},
+        {"functionDeclarations": [{"name": "bad\nname"}, {"name": "  "}]},
+        ANTHROPIC,
+        OPENAI,
+        other,
+        OPENAI,
+    ]
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(entries))
+    found = read_tool_list(path)
+    assert [tool_name(t) for t in found.tools] == ["get_weather", "read_file"]
+    assert found.unusable == [(2, None), (3, None), (4, "bad\nname"), (5, "  ")]
+    assert found.repeated == {"get_weather": 2, "read_file": 3}
+    assert found.differing == {"read_file"}

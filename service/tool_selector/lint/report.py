@@ -15,6 +15,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import get_args
 
+import msgspec
+
 from tool_selector.embeddings.encoder import Ensemble
 from tool_selector.learning.learner import Usage
 from tool_selector.lint import checks, probes, siblings
@@ -106,6 +108,14 @@ def _matrix(selector: Selector, entry: CatalogEntry) -> FloatArray | None:
         if matrix is not None:
             return matrix
     return None
+
+
+def with_findings(report: LintReport, more: Sequence[Finding]) -> LintReport:
+    """``report`` with ``more`` findings (a catalog file's: ``lint.entries``), in kind order."""
+    if not more:
+        return report
+    findings = sorted([*more, *report.findings], key=lambda f: KIND_ORDER.index(f.kind))
+    return msgspec.structs.replace(report, findings=findings)
 
 
 def render_text(report: LintReport) -> str:

@@ -2,7 +2,10 @@
 
 The file is read as ``shadow-compare --catalog`` reads it (``tool_file``: JSON or JSONL, any
 provider shape, wrappers included; a ``search_text`` key next to a tool's description is its
-search-only text). Every probe is answered by the service's own ``Selector``:
+search-only text). What the file holds that a search does not take is reported, not dropped
+without a word (``lint.entries``: names the service refuses, entries with no name, names
+given twice; the tools linted are the ones a search takes). Every probe is answered by the
+service's own ``Selector``:
 
 - ``--ranking auto`` (default): ``hybrid`` up to ``AUTO_HYBRID_TOOLS`` tools, ``static``
   above (embedding 4,076 tools first made a hybrid lint take 2 min 28 s on 2 quiet cores;
@@ -29,16 +32,17 @@ import msgspec
 from threadpoolctl import threadpool_limits
 
 from tool_selector.errors import ConfigError
+from tool_selector.lint import entries
 from tool_selector.lru import BoundedLRU
 from tool_selector.offline.arguments import positive_int
 from tool_selector.offline.evaluation.dataset import tools_of
 from tool_selector.offline.outputs import check_files
-from tool_selector.offline.tool_file import ToolFileError, load_tools
+from tool_selector.offline.tool_file import ToolFileError, load_tools, read_tool_list
 from tool_selector.pipeline.ask import ToolSource
 from tool_selector.pipeline.catalog_store import CatalogStore
 from tool_selector.pipeline.selector import Selector
 from tool_selector.settings import Settings
-from tool_selector_client.catalog_lint import LintReport
+from tool_selector_client.catalog_lint import Finding, LintReport
 from tool_selector_client.wire import Tool
 
 #: Query vectors kept while one catalog is linted (every probe of 4,000 tools fits).
@@ -66,8 +70,32 @@ def add_parser(sub: Any) -> None:
 
 def read_catalog(path: Path) -> list[Tool]:
     """The wire tools of a tool list file (raises ``ToolFileError``)."""
+    return _wire(path, load_tools(path))
+
+
+def read_checked(path: Path, settings: Settings) -> tuple[list[Tool], list[Finding]]:
+    """The tools of a tool list file that a search takes, and the findings on the rest
+    (``lint.entries``: names it refuses, entries with no name, names given twice); raises
+    ``ToolFileError`` when no tool is left."""
+    found = read_tool_list(path)
+    tools = _wire(path, found.tools)
+    written = [(f"entry {n}: ", name) for n, name in found.unusable if name is not None]
+    refused = entries.refused_names([*written, *(("", t.name) for t in tools)], settings)
+    out = {name for f in refused for name in f.tools}
+    taken = [t for t in tools if t.name not in out]
+    if not taken:
+        raise ToolFileError(f"{path}: no tool with a name a search takes ({len(refused)} refused)")
+    nameless = [n for n, name in found.unusable if name is None]
+    more = [
+        *entries.unusable_entries(nameless),
+        *entries.repeated_names(found.repeated, found.differing),
+    ]
+    return taken, [*refused, *more]
+
+
+def _wire(path: Path, rows: list[Any]) -> list[Tool]:
     tools: list[Tool] = []
-    for row in load_tools(path):
+    for row in rows:
         try:
             tools += tools_of(row)
         except ValueError as exc:
@@ -111,13 +139,13 @@ def lint_selector(ranking: str, settings: Settings) -> Selector:
 
 def run(args: argparse.Namespace) -> int:
     """Lint the catalog file and write the report in the chosen format."""
-    from tool_selector.lint.report import lint  # noqa: PLC0415
+    from tool_selector.lint.report import lint, with_findings  # noqa: PLC0415
 
     if args.output is not None:  # before the probes: one line naming it (cli.main)
         check_files([args.output], folders_made=True)
     try:
-        tools = read_catalog(args.catalog)
         settings = Settings.from_env(os.environ)
+        tools, read = read_checked(args.catalog, settings)
         args.ranking = chosen_ranking(args.ranking, len(tools))
         selector = lint_selector(args.ranking, settings)
     except (ConfigError, ToolFileError) as exc:
@@ -127,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
     # took 20 ms with the default threads on 2 busy cores, 3 ms with one
     threadpool_limits(limits=settings.blas_threads or 1, user_api="blas")
     report = lint(selector, ToolSource.of(tools), top_k=args.top_k, every=args.every_probe)
+    report = with_findings(report, read)
     text = render(report, args.format, str(args.catalog))
     if args.output is None:
         sys.stdout.write(text)

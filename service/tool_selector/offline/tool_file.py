@@ -11,17 +11,20 @@ Accepted, as JSON or as JSONL (one entry per line):
 
 Repeated names keep their first definition (one proxy release sends every tool twice). A lone
 surrogate escape is read as U+FFFD, as the service reads it (``pipeline.surrogates``).
+``read_tool_list`` also says what was left out (``lint`` reports it): the entries with no
+usable name, and the names given more than once.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tool_selector.pipeline.surrogates import mend_surrogates
-from tool_selector_client.definitions import by_name, tool_name
+from tool_selector_client.definitions import expand, tool_name
 
 
 class ToolFileError(ValueError):
@@ -67,13 +70,55 @@ def _entries(text: str, path: Path) -> list[Any]:
     return [whole]
 
 
-def load_tools(path: Path) -> list[Any]:
-    """The distinct tools in ``path`` as raw definitions, in file order."""
+@dataclass(slots=True)
+class ToolList:
+    """A tool list file's tools (``tools``: the first definition of each name, in file
+    order) and what was left out. ``unusable``: ``(n, name)`` of the ``n``-th tool entry
+    (1-based, a Gemini wrapper's declarations counted one by one) that has no usable name,
+    with the name as written (``None``: none, or not a string). ``repeated``: each name
+    given more than once, with how many times; ``differing``: those whose definitions are
+    not all the same."""
+
+    tools: list[Any] = field(default_factory=list)
+    unusable: list[tuple[int, str | None]] = field(default_factory=list)
+    repeated: dict[str, int] = field(default_factory=dict)
+    differing: set[str] = field(default_factory=set)
+
+
+def read_tool_list(path: Path) -> ToolList:
+    """Every tool entry of ``path``, used or said why not (``ToolFileError``: no tool)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ToolFileError(f"{path}: cannot read ({exc})") from exc
-    tools = list(by_name(_unwrap(e) for e in _entries(text, path)).values())
-    if not tools:
+    named: dict[str, Any] = {}
+    found = ToolList()
+    for number, entry in enumerate(expand(_unwrap(e) for e in _entries(text, path)), 1):
+        name = tool_name(entry)
+        if name is None:
+            found.unusable.append((number, _written_name(entry)))
+        elif name in named:
+            found.repeated[name] = found.repeated.get(name, 1) + 1
+            if entry != named[name]:
+                found.differing.add(name)
+        else:
+            named[name] = entry
+    if not named:
         raise ToolFileError(f"{path}: no tool with a name")
-    return tools
+    found.tools = list(named.values())
+    return found
+
+
+def _written_name(entry: Any) -> str | None:
+    """The name an entry holds as a string, where ``tool_name`` found none usable (blank,
+    a control character); ``None`` when it holds no string name (the same places)."""
+    if not isinstance(entry, Mapping):
+        return None
+    inner = entry.get("function")
+    name = (inner if isinstance(inner, Mapping) else entry).get("name")
+    return name if isinstance(name, str) else None
+
+
+def load_tools(path: Path) -> list[Any]:
+    """The distinct tools in ``path`` as raw definitions, in file order."""
+    return read_tool_list(path).tools
