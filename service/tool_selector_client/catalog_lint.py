@@ -51,7 +51,8 @@ FindingKind = Literal[
 
 
 class LintRequest(Struct, frozen=True):
-    """A catalog to report on: ``catalog`` (a key the service holds) or ``tools``."""
+    """A catalog to report on: exactly one of ``catalog`` (a key the service holds) or
+    ``tools``; the other absent or ``null``."""
 
     catalog: str | None = None
     tools: list[Tool] | None = None

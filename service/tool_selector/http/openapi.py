@@ -178,6 +178,13 @@ def _compress_operation() -> dict[str, Any]:
     return operation
 
 
+#: A catalog report names its catalog once: a key or the tools, the other absent or null.
+_ONE_CATALOG = [
+    {"required": ["catalog"], "properties": {"catalog": {"type": "string"}}},
+    {"required": ["tools"], "properties": {"tools": {"type": "array"}}},
+]
+
+
 def _lint_operation() -> dict[str, Any]:
     """The catalog report: the search operations' guard and errors, its own answer."""
     summary = "Report why tools of a catalog are not found (docs/catalog-lint.md)"
@@ -301,6 +308,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
     _, components = msgspec.json.schema_components(wire, ref_template=_REF)
     _clean_docstrings(components)
     _apply_limits(components, settings)
+    components["LintRequest"]["oneOf"] = _ONE_CATALOG
     search = _search_operation("searchTools", "Pick the tools that fit a search pattern", "search")
     plain = {"type": "object", "properties": {"status": {"type": "string"}}}
     versioned = {

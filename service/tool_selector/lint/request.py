@@ -3,7 +3,8 @@
 The body is ``LintRequest``: ``catalog``, a key the catalog store holds (the ``catalog``
 field of the search log line), or ``tools``, decoded and checked against the same limits
 as a search request's tools and named as identical search bytes are, so a list a proxy has
-sent is found, not rebuilt. The probes are ranked by a selector that shares everything
+sent is found, not rebuilt; the other one absent or ``null`` (the wire type encodes the
+field it was not given as ``null``). The probes are ranked by a selector that shares everything
 with the serving one (catalogs, embedding caches, encoder, static arm, fusion, jobs, the
 embedding deadline) except the query-vector cache: the probes do not evict real queries.
 """
@@ -62,6 +63,8 @@ def lint_body(
         head = decode_text(_HEAD.decode, body, DECODE_ERRORS)  # lone surrogates: U+FFFD
     except DECODE_ERRORS as exc:
         raise bad_request(exc) from exc
+    if bytes(head.tools) == b"null":  # as absent: ``LintRequest(catalog=key)`` encodes it so
+        head = msgspec.structs.replace(head, tools=msgspec.Raw())
     if (head.catalog is None) == (not head.tools):
         raise BadRequest("invalid_request", "send exactly one of `catalog` (a key) or `tools`")
     learner = selector.learning

@@ -1,0 +1,58 @@
+"""The HTTP surface beside the search answer, over real HTTP: the catalog report's bodies as
+the client's wire type writes them and as ``openapi.yaml`` documents them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import jsonschema
+import msgspec
+import pytest
+import yaml
+
+from tests.support import ROOT, SAMPLE_TOOLS, ServiceProcess
+from tool_selector_client.catalog_lint import LINT_PATH, LintRequest
+from tool_selector_client.wire import SEARCH_PATH, Tool
+
+JSON = {"content-type": "application/json"}
+DOC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+
+
+def request_errors(path: str, body: Any) -> list[str]:
+    """What ``openapi.yaml`` says is wrong with ``body`` as ``path``'s request."""
+    content = DOC["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+    schema = {**content["schema"], "components": DOC["components"]}
+    return [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(body)]
+
+
+def lint(service: ServiceProcess, body: bytes) -> httpx.Response:
+    return httpx.post(service.url + LINT_PATH, content=body, headers=JSON, timeout=30)
+
+
+def test_a_report_by_key_as_the_client_writes_it(lexical_service: ServiceProcess) -> None:
+    httpx.post(lexical_service.url + SEARCH_PATH, json={"pattern": "x", "tools": SAMPLE_TOOLS})
+    key = lexical_service.searches()[-1]["catalog"]
+    body = msgspec.json.encode(LintRequest(catalog=key))  # {"catalog": key, "tools": null}
+    answer = lint(lexical_service, body)
+    assert (answer.status_code, answer.json()["catalog"]) == (200, key)
+    assert request_errors(LINT_PATH, msgspec.json.decode(body)) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"tools": None}, {"catalog": None, "tools": None}, {"catalog": "k", "tools": []}],
+    ids=["nothing", "tools-null", "both-null", "both"],
+)
+def test_a_report_names_exactly_one_catalog(
+    lexical_service: ServiceProcess, body: dict[str, Any]
+) -> None:
+    answer = lint(lexical_service, msgspec.json.encode(body))
+    assert (answer.status_code, answer.json()["code"]) == (400, "invalid_request")
+    assert request_errors(LINT_PATH, body) != []
+
+
+def test_a_report_by_tools_as_the_client_writes_it(lexical_service: ServiceProcess) -> None:
+    tools = [msgspec.convert(t, Tool) for t in SAMPLE_TOOLS]
+    answer = lint(lexical_service, msgspec.json.encode(LintRequest(tools=tools)))
+    assert (answer.status_code, answer.json()["tools"]) == (200, len(SAMPLE_TOOLS))
