@@ -1,5 +1,6 @@
 """The HTTP surface beside the search answer, over real HTTP: the catalog report's bodies as
-the client's wire type writes them and as ``openapi.yaml`` documents them."""
+the client's wire type writes them and as ``openapi.yaml`` documents them, and the text
+answers' content types."""
 
 from __future__ import annotations
 
@@ -56,3 +57,18 @@ def test_a_report_by_tools_as_the_client_writes_it(lexical_service: ServiceProce
     tools = [msgspec.convert(t, Tool) for t in SAMPLE_TOOLS]
     answer = lint(lexical_service, msgspec.json.encode(LintRequest(tools=tools)))
     assert (answer.status_code, answer.json()["tools"]) == (200, len(SAMPLE_TOOLS))
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [("POST", f"{LINT_PATH}?format=text", {"tools": SAMPLE_TOOLS}), ("GET", "/metrics", None)],
+    ids=["report-text", "metrics"],
+)
+def test_a_text_answer_names_its_charset_once(
+    lexical_service: ServiceProcess, method: str, path: str, body: Any
+) -> None:
+    """Go's ``mime.ParseMediaType`` (Prometheus' scraper) refuses a repeated parameter."""
+    answer = httpx.request(method, lexical_service.url + path, json=body, timeout=30)
+    media = answer.headers["content-type"]
+    assert (answer.status_code, media.count("charset=")) == (200, 1), media
+    assert media.startswith("text/plain;")

@@ -36,7 +36,13 @@ RANKING_HEADER = "X-Tool-Selector-Ranking"
 #: Whether the encoders that ranked the answer had the whole catalog's vectors:
 #: ``complete``, ``partial`` or ``none`` (``pipeline.arms.Embedded``).
 EMBEDDED_HEADER = "X-Tool-Selector-Embedded"
-TEXT = "text/plain; charset=utf-8"
+#: Text answers' media types without their charset: Litestar adds ``; charset=utf-8`` to
+#: every ``text/`` type, and a second one makes a header that Go's ``mime.ParseMediaType``
+#: (Prometheus' scraper among its readers) refuses.
+TEXT = "text/plain"
+_METRICS_TYPE = "; ".join(
+    p for p in CONTENT_TYPE_LATEST.split("; ") if not p.lower().startswith("charset=")
+)
 _HEALTH = msgspec.json.encode({"status": "ok", "version": __version__})
 
 
@@ -161,9 +167,7 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
 @get("/metrics")
 async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Prometheus exposition of this process's metrics."""
-    return Response(
-        generate_latest(state_of(request).metrics.registry), media_type=CONTENT_TYPE_LATEST
-    )
+    return Response(generate_latest(state_of(request).metrics.registry), media_type=_METRICS_TYPE)
 
 
 def _explained(outcome: Outcome) -> Explained:
