@@ -1,6 +1,6 @@
 """The HTTP surface beside the search answer, over real HTTP: the catalog report's bodies as
-the client's wire type writes them and as ``openapi.yaml`` documents them, and the text
-answers' content types."""
+the client's wire type writes them, the text answers' content types, and the compress path's
+first-contract body (Context Gateway v0.5.2) as ``openapi.yaml`` documents it."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ import httpx
 import jsonschema
 import msgspec
 import pytest
+import schemathesis
 import yaml
 
 from tests.support import ROOT, SAMPLE_TOOLS, ServiceProcess
 from tool_selector_client.catalog_lint import LINT_PATH, LintRequest
-from tool_selector_client.wire import SEARCH_PATH, Tool
+from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Tool
 
 JSON = {"content-type": "application/json"}
 DOC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+COMPRESS = schemathesis.openapi.from_path(ROOT / "openapi.yaml")[COMPRESS_PATH]["POST"]
 
 
 def request_errors(path: str, body: Any) -> list[str]:
@@ -72,3 +74,29 @@ def test_a_text_answer_names_its_charset_once(
     media = answer.headers["content-type"]
     assert (answer.status_code, media.count("charset=")) == (200, 1), media
     assert media.startswith("text/plain;")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"pattern": "send a slack message", "top_k": 2, "tools": SAMPLE_TOOLS},
+        {"query": "send a slack message", "max_tools": 2, "tools": SAMPLE_TOOLS},
+    ],
+    ids=["first-contract-v0.5.2", "compress"],
+)
+def test_the_compress_path_is_answered_as_openapi_yaml_says(
+    lexical_service: ServiceProcess, body: dict[str, Any]
+) -> None:
+    assert request_errors(COMPRESS_PATH, body) == []
+    answer = httpx.post(lexical_service.url + COMPRESS_PATH, json=body, timeout=30)
+    assert answer.status_code == 200
+    COMPRESS.validate_response(answer)  # raises on an answer the document does not allow
+
+
+def test_a_bad_query_beside_a_pattern_is_refused_as_documented(
+    lexical_service: ServiceProcess,
+) -> None:
+    body = {"pattern": "slack", "query": 5, "tools": SAMPLE_TOOLS}
+    answer = httpx.post(lexical_service.url + COMPRESS_PATH, json=body, timeout=30)
+    assert answer.status_code == 400
+    assert request_errors(COMPRESS_PATH, body) != []

@@ -165,9 +165,18 @@ def _search_operation(op_id: str, summary: str, contract: str) -> dict[str, Any]
     }
 
 
+#: The first contract's body as Context Gateway v0.5.2 posts it to the compress path
+#: (``pattern`` and no ``query``), answered as ``SearchResponse`` (``pipeline.decoding``).
+_FIRST_CONTRACT_BODY = {"allOf": [_ref("SearchRequest"), {"not": {"required": ["query"]}}]}
+
+
 def _compress_operation() -> dict[str, Any]:
     summary = "Pick the tools that fit a query (Context Gateway v0.4.2+ contract)"
     operation = _search_operation("compressToolDiscovery", summary, "compress")
+    body = operation["requestBody"]["content"]["application/json"]
+    body["schema"] = {"anyOf": [_ref("CompressRequest"), _FIRST_CONTRACT_BODY]}
+    answer = operation["responses"]["200"]["content"]["application/json"]
+    answer["schema"] = {"anyOf": [_ref("CompressResponse"), _ref("SearchResponse")]}
     operation["description"] = (
         "Also served without the trailing slash. A body of the first contract "
         "(`pattern`, no `query`), as Context Gateway v0.5.2 posts here, is answered in that "
