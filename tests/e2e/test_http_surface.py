@@ -1,6 +1,7 @@
 """The HTTP surface beside the search answer, over real HTTP: the catalog report's bodies as
 the client's wire type writes them, the text answers' content types, and the compress path's
-first-contract body (Context Gateway v0.5.2) as ``openapi.yaml`` documents it."""
+first-contract body (Context Gateway v0.5.2) and every GET as ``openapi.yaml`` documents
+them."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from tool_selector_client.wire import COMPRESS_PATH, SEARCH_PATH, Tool
 
 JSON = {"content-type": "application/json"}
 DOC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text())
-COMPRESS = schemathesis.openapi.from_path(ROOT / "openapi.yaml")[COMPRESS_PATH]["POST"]
+SCHEMA = schemathesis.openapi.from_path(ROOT / "openapi.yaml")
+COMPRESS = SCHEMA[COMPRESS_PATH]["POST"]
 
 
 def request_errors(path: str, body: Any) -> list[str]:
@@ -100,3 +102,11 @@ def test_a_bad_query_beside_a_pattern_is_refused_as_documented(
     answer = httpx.post(lexical_service.url + COMPRESS_PATH, json=body, timeout=30)
     assert answer.status_code == 400
     assert request_errors(COMPRESS_PATH, body) != []
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/healthz", "/health", "/readyz"])
+def test_every_get_the_service_answers_is_in_openapi_yaml(
+    lexical_service: ServiceProcess, path: str
+) -> None:
+    answer = httpx.get(lexical_service.url + path, timeout=30)
+    SCHEMA[path]["GET"].validate_response(answer)  # a path it does not document: KeyError

@@ -13,6 +13,7 @@ import msgspec
 import yaml
 
 from tool_selector import __version__
+from tool_selector.http.guard import METRICS_PATH
 from tool_selector.http.handlers import EMBEDDED_HEADER, RANKING_HEADER
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import LINT_PATH, LintReport, LintRequest
@@ -309,6 +310,23 @@ def _feedback_operations() -> dict[str, Any]:
     }
 
 
+#: Prometheus' scrape: open unless ``auth_metrics`` asks for a service token.
+_METRICS_OPERATION: dict[str, Any] = {
+    "summary": "Prometheus metrics (docs/operations.md)",
+    "operationId": "metrics",
+    "description": "The text exposition format. Open by default; with `auth_metrics` it "
+    "takes a service token, as a search does.",
+    "responses": {
+        "200": {
+            "description": "This process's metrics.",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+        "401": _error("`auth_metrics` is on and the service token is missing or wrong."),
+    },
+    "security": [{}, {"bearerAuth": []}, {"apiKeyHeader": []}],
+}
+
+
 def build_openapi(settings: Settings) -> dict[str, Any]:
     """The OpenAPI 3.1 document for ``settings`` (limits appear as schema bounds)."""
     wire = [SearchRequest, SearchResponse, ErrorBody]
@@ -382,6 +400,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                         },
                     }
                 },
+                METRICS_PATH: {"get": _METRICS_OPERATION},
             }
         ),
         "components": {"schemas": components, "securitySchemes": SECURITY_SCHEMES},
