@@ -12,6 +12,10 @@ from tool_selector.ranking.request_parts import PATTERN_KINDS
 #: The results ``tool_selector_rescues_total`` counts: ``pipeline.columns.Rescue``'s values
 #: (a test holds them equal; imported here, that module would bring numpy and the pipeline).
 RESCUE_RESULTS = ("read", "declined")
+#: The routes ``tool_selector_errors_total`` counts a refusal under (``http.edge.route_of``):
+#: the two search contracts' paths (``tool_selector_request_duration_seconds``'s ``contract``,
+#: which counts every request on them), the feedback path, the catalog report's, any other.
+ROUTES = ("search", "compress", "feedback", "lint", "other")
 
 #: Request latency buckets, dense around the proxy's 150 ms p95 budget.
 LATENCY_BUCKETS = (
@@ -62,8 +66,9 @@ class Metrics:
         )
         self.errors = Counter(
             "tool_selector_errors_total",
-            "Requests refused, by error code.",
-            ["code"],
+            "Requests refused, by error code and route (search, compress: the search paths, "
+            "as tool_selector_request_duration_seconds counts them; feedback, lint, other).",
+            ["code", "route"],
             registry=registry,
         )
         self.tools_per_request = Histogram(

@@ -7,7 +7,8 @@ service's ``/metrics`` after searches, an error and feedback, and the companion 
 registry after calls made through it (the client's metrics live in the proxy's process, on
 the registry it passes). Each label an expression uses, in a matcher, ``by``/``without``,
 ``on``/``ignoring`` or ``group_left``, must be on that metric's samples, or be one Prometheus
-adds to every target it scrapes (``TARGET_LABELS``).
+adds to every target it scrapes (``TARGET_LABELS``). The two parts of each ratio count the
+requests of the same routes (``COUNTED_ON``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from tests.support import (
     wait_until,
     warm_catalog,
 )
-from tool_selector.metrics import LATENCY_BUCKETS
+from tool_selector.metrics import LATENCY_BUCKETS, ROUTES
 from tool_selector_client import ClientMetrics, Rollout, SelectorClient
 from tool_selector_client.metrics import LATENCY_BUCKETS as CLIENT_BUCKETS
 from tool_selector_client.wire import FEEDBACK_PATH, SEARCH_ID_HEADER, SEARCH_PATH
@@ -58,6 +59,20 @@ PATTERN = "post a message to the team's slack channel"
 #: Series that come after the answers: shadow compare runs once the response is sent, and
 #: some of the Redis calls that open the breaker are the writer thread's.
 LATE = ("tool_selector_shadow_top1_total", "tool_selector_redis_breaker_transitions_total")
+
+#: The routes (``metrics.ROUTES``) whose requests each series of a ratio's part counts; an
+#: ``errors_total`` selector's own ``route`` matchers narrow its routes. A ratio of two
+#: different series divides counts of the same routes (``ratio_problems``).
+SEARCHES = frozenset({"search", "compress"})
+COUNTED_ON = {
+    "tool_selector_request_duration_seconds_count": SEARCHES,
+    "tool_selector_request_duration_seconds_bucket": SEARCHES,
+    "tool_selector_empty_answers_total": SEARCHES,
+    "tool_selector_no_match_total": SEARCHES,
+    "tool_selector_learned_answers_total": SEARCHES,
+    "tool_selector_errors_total": frozenset(ROUTES),
+    "tool_selector_feedback_total": frozenset({"feedback"}),
+}
 
 Exported = Mapping[str, frozenset[str]]
 
@@ -161,6 +176,45 @@ def problems(expr: promql_parser.Expr, exported: Exported) -> list[str]:
     return found
 
 
+def _matches(matcher: promql_parser.Matcher, value: str) -> bool:
+    op = matcher.op
+    if op in (promql_parser.MatchOp.Equal, promql_parser.MatchOp.NotEqual):
+        found = value == matcher.value
+    else:
+        found = re.fullmatch(matcher.value, value) is not None
+    return found == (op in (promql_parser.MatchOp.Equal, promql_parser.MatchOp.Re))
+
+
+def routes(expr: promql_parser.Expr) -> frozenset[str] | None:
+    """The routes whose requests the series ``expr`` selects count (``None``: one is not in
+    ``COUNTED_ON``)."""
+    found: set[str] = set()
+    for selector in _selectors(expr):
+        counted = COUNTED_ON.get(_metric(selector))
+        if counted is None:
+            return None
+        for m in selector.matchers.matchers:
+            if m.name == "route":
+                counted = frozenset(r for r in counted if _matches(m, r))
+        found |= counted
+    return frozenset(found)
+
+
+def ratio_problems(expr: promql_parser.Expr) -> list[str]:
+    """Each ratio of ``expr`` whose parts select different series counting other routes."""
+    found = []
+    for node in _nodes(expr):
+        if not isinstance(node, promql_parser.BinaryExpr) or str(node.op) != "/":
+            continue
+        names = [{_metric(s) for s in _selectors(part)} for part in (node.lhs, node.rhs)]
+        if names[0] == names[1]:
+            continue
+        counts = [routes(part) for part in (node.lhs, node.rhs)]
+        if None in counts or counts[0] != counts[1]:
+            found.append(f"{node.lhs} counts routes {counts[0]}, {node.rhs} {counts[1]}")
+    return found
+
+
 def series(text: str) -> dict[str, frozenset[str]]:
     """Each sample name of a Prometheus text exposition, with the labels its samples carry."""
     labels: dict[str, set[str]] = {}
@@ -261,6 +315,33 @@ def test_the_check_finds_what_is_not_exported(expr: str, problem: str | None) ->
     else:
         assert len(found) == 1
         assert problem in found[0]
+
+
+@pytest.mark.parametrize(("where", "expr"), EXPRESSIONS, ids=IDS)
+def test_each_ratio_s_parts_count_the_same_routes(where: str, expr: str) -> None:
+    assert ratio_problems(parse(expr)) == [], where
+
+
+ERRORS = "sum(rate(tool_selector_errors_total{%s}[5m]))"
+SEARCHED = " / sum(rate(tool_selector_request_duration_seconds_count[5m]))"
+
+
+@pytest.mark.parametrize(
+    ("expr", "fine"),
+    [
+        (ERRORS % 'route=~"search|compress"' + SEARCHED, True),
+        (ERRORS % 'route!~"feedback|lint|other"' + SEARCHED, True),
+        (ERRORS % 'code="overloaded"' + SEARCHED, False),
+        (ERRORS % 'route="search"' + SEARCHED, False),
+        (ERRORS % 'route!="feedback"' + SEARCHED, False),
+        (ERRORS % 'code="x"' + " / sum(rate(tool_selector_errors_total[5m]))", True),
+        (ERRORS % 'route="feedback"' + " / sum(rate(tool_selector_feedback_total[5m]))", True),
+        ("sum(rate(tool_selector_shadow_top1_total[5m]))" + SEARCHED, False),
+    ],
+    ids=["search", "not-others", "all-paths", "one-contract", "lint", "same", "feedback", "other"],
+)
+def test_the_ratio_check_finds_parts_counting_other_routes(expr: str, fine: bool) -> None:
+    assert (ratio_problems(parse(expr)) == []) == fine
 
 
 @pytest.mark.parametrize("rule", rules(), ids=[r["alert"] for r in rules()])

@@ -233,7 +233,7 @@ def test_errors_are_counted_by_code(limited: ServiceProcess) -> None:
         headers={"content-type": "application/json"},
     )
     metrics = httpx.get(limited.url + "/metrics").text
-    assert 'tool_selector_errors_total{code="invalid_request"}' in metrics
+    assert 'tool_selector_errors_total{code="invalid_request",route="search"}' in metrics
 
 
 def test_no_bad_input_crashed_the_server(limited: ServiceProcess) -> None:

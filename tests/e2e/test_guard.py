@@ -172,7 +172,7 @@ def test_a_request_over_the_cap_is_served_when_a_slot_frees_in_time(tmp_path: Pa
 def test_refusals_are_counted_by_code(guarded: ServiceProcess) -> None:
     post(guarded, {})
     text = httpx.get(guarded.url + "/metrics").text
-    assert 'tool_selector_errors_total{code="unauthorized"}' in text
+    assert 'tool_selector_errors_total{code="unauthorized",route="search"}' in text
 
 
 def test_deadline_cancels_slow_work_with_503(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def metric(service: ServiceProcess, name: str) -> float:
 
 
 def errors(service: ServiceProcess, code: str) -> float:
-    return metric(service, f'tool_selector_errors_total{{code="{code}"}}')
+    return metric(service, f'tool_selector_errors_total{{code="{code}",route="search"}}')
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,11 @@ def _value(families: dict[str, object], family: str, sample: str, **labels: str)
             "tool_selector_request_duration_seconds_count",
             {"outcome": "error", "contract": "search"},
         ),
-        ("tool_selector_errors", "tool_selector_errors_total", {"code": "malformed_json"}),
+        (
+            "tool_selector_errors",
+            "tool_selector_errors_total",
+            {"code": "malformed_json", "route": "search"},
+        ),
         ("tool_selector_ranking_path", "tool_selector_ranking_path_total", {"path": "lexical"}),
         (
             "tool_selector_embedded_answers",

@@ -61,7 +61,7 @@ def error_response(request: Request[Any, Any, Any], exc: Exception) -> Response[
     else:
         status, code, detail = 500, "internal_error", "internal error; see the service log"
         state.logger.error("unhandled error", exc_info=exc)
-    state.metrics.errors.labels(code).inc()
+    state.metrics.errors.labels(code, route_of(request.scope["path"])).inc()
     request.scope.setdefault("state", {})[_CODE] = code
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
     if status == 401:
@@ -86,6 +86,16 @@ def contract_of(path: str) -> str | None:
     if path not in SEARCH_PATHS:
         return None
     return "compress" if is_compress_path(path) else "search"
+
+
+def route_of(path: str) -> str:
+    """The ``route`` label ``tool_selector_errors_total`` counts an error on ``path`` under
+    (``metrics.ROUTES``): a search path's contract, ``feedback``, ``lint``, or ``other``."""
+    if path == FEEDBACK_PATH:
+        return "feedback"
+    if path == LINT_PATH:
+        return "lint"
+    return contract_of(path) or "other"
 
 
 def require_json(request: Request[Any, Any, Any]) -> None:

@@ -61,7 +61,13 @@ from tool_selector.errors import (
     Unauthorized,
 )
 from tool_selector.http.auth import KeyRing, tokens_from_headers
-from tool_selector.http.edge import GUARDED_PATHS, answered_code, contract_of, error_bytes
+from tool_selector.http.edge import (
+    GUARDED_PATHS,
+    answered_code,
+    contract_of,
+    error_bytes,
+    route_of,
+)
 from tool_selector.http.search_id import search_id
 from tool_selector.http.state import LINT_IN_FLIGHT, AppState
 from tool_selector.logs import log_request
@@ -227,7 +233,7 @@ class Guard:
             ) from exc
 
     async def _refuse(self, send: Send, path: str, exc: RequestError, *, close: bool) -> None:
-        self.runtime.metrics.errors.labels(exc.code).inc()
+        self.runtime.metrics.errors.labels(exc.code, route_of(path)).inc()
         headers = [(b"content-type", b"application/json")]
         if exc.status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
