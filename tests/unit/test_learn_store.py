@@ -774,9 +774,9 @@ def test_remembered_searches_and_feedback_are_not_tracked_by_the_collector() -> 
 
 
 @contextlib.contextmanager
-def started(tmp_path: Path) -> Iterator[DirStore]:
+def started(tmp_path: Path, bounds: Bounds = BOUNDS) -> Iterator[DirStore]:
     """A folder store started on ``tmp_path`` (as a restart starts it), closed at the end."""
-    store = DirStore(tmp_path, BOUNDS, clock=lambda: 1_000.0)
+    store = DirStore(tmp_path, bounds, clock=lambda: 1_000.0)
     try:
         yield store
     finally:
@@ -976,3 +976,65 @@ def test_records_that_do_not_decode_are_said_once_a_minute(
             assert list(records.decoded([b"\xc1", b"\xc1"], SHOWN.decode)) == []
     lines = [r.getMessage() for r in caplog.records if r.name == "tool_selector.learning.records"]
     assert len(lines) <= 1
+
+
+def _trimmed(store: DirStore) -> None:
+    """Search 1's feedback pushed out of its scope and, at a rewrite, off its file."""
+    for i in range(2, 40):
+        store.remember(shown(i))
+        store.add("s", called(i))
+
+
+def _dropped(store: DirStore) -> None:
+    """Scope "s" dropped whole, its file with it: "t" and "u", fed since, fill the room."""
+    fill(store, "t", 100, 20)
+    fill(store, "u", 200, 10)
+
+
+@pytest.mark.parametrize(
+    "gone",
+    [_trimmed, lambda store: store.forget("s"), _dropped],
+    ids=["trimmed", "forgotten", "dropped"],
+)
+def test_a_claim_outlives_its_record_across_a_restart(
+    tmp_path: Path, gone: Callable[[DirStore], None]
+) -> None:
+    """Claims were rebuilt at start from the records kept alone: a search whose feedback was
+    trimmed, forgotten or dropped took a second feedback after a restart, while it was still
+    remembered (as it does not in memory, nor in Redis, whose claims live the search TTL)."""
+    with started(tmp_path, BOUNDED) as first:
+        first.remember(shown(1))
+        assert first.add("s", called(1))
+        gone(first)
+        assert called(1) not in first.events("s")[1]
+        assert not first.add("s", called(1))
+    with started(tmp_path, BOUNDED) as again:
+        assert again.recall(f"{1:032x}") is not None
+        assert again.claimed(f"{1:032x}")
+        assert not again.add("s", called(1))
+
+
+def test_a_folder_kept_before_its_claims_file_keeps_its_claims(tmp_path: Path) -> None:
+    """A folder an older version wrote has no ``claims.bin``: its records' claims are written
+    there at start, before a rewrite can cut the records."""
+    with started(tmp_path, BOUNDED) as first:
+        first.remember(shown(1))
+        assert first.add("s", called(1))
+    (tmp_path / "claims.bin").unlink()
+    with started(tmp_path, BOUNDED) as again:
+        _trimmed(again)
+    with started(tmp_path, BOUNDED) as third:
+        assert not third.add("s", called(1))
+
+
+def test_the_claims_file_stays_near_the_claims_held(tmp_path: Path) -> None:
+    bounds = Bounds(ttl=3600, max_searches=100, max_events=20, per_caller=10)
+    with started(tmp_path, bounds) as store:
+        for i in range(3 * dir_store.REWRITE_FLOOR):
+            store.remember(shown(i))
+            assert store.add("s", called(i))
+    on_disk = dir_store._records(tmp_path / "claims.bin")
+    assert len(on_disk) <= 2 * dir_store.REWRITE_FLOOR
+    with started(tmp_path, bounds) as again:
+        last = 3 * dir_store.REWRITE_FLOOR - 1
+        assert not again.add("s", called(last))

@@ -21,6 +21,14 @@ renamed over the old file, then the folder synced; a rewrite a crash cut short l
   ``REWRITE_SLACK`` more), so all files hold about 1.5 times what all scopes keep; each
   feed stamps the file with a time later than every other's; ``forget`` deletes the file,
   and so does a scope dropped whole to keep ``max_total``.
+- ``claims.bin``: each feedback's claim (its search's id and when), appended after its
+  record without a sync of its own: the record, synced, holds the claim until it leaves its
+  scope's file (trimmed at a rewrite, forgotten, dropped), and the file is synced first. So
+  a search keeps its claim across a restart while it is remembered, as in memory and in
+  Redis (whose claims live the search TTL), and a second feedback on it stays a repeat.
+  Rewritten from the claims still held (none older than the search TTL) once it holds twice
+  as many (``REWRITE_FLOOR`` at least); one that cannot be appended to is rewritten whole
+  before a record leaves.
 
 At start every file is read into a ``MemoryStore``, which answers the reads, scopes in the
 order they were last fed (the files' stamps: past ``max_total``, lowered since, the least
@@ -57,6 +65,7 @@ REWRITE_FLOOR = 1024
 REWRITE_SLACK = 8
 _log = logging.getLogger("tool_selector.learn")
 _SCOPE_NAME = msgspec.msgpack.Decoder(str)
+_CLAIM = msgspec.msgpack.Decoder(tuple[str, float])
 #: Runs a rewrite of ``searches.bin``: on a thread of its own (``_on_a_thread``); a test may
 #: run it at once, or hold it.
 Rewrite = Callable[[Callable[[], None]], None]
@@ -92,15 +101,21 @@ class DirStore:
         self._counts: dict[str, int] = {}
         self._searches = 0
         self._stamp = 0  # the newest scope file's time, in ns: each feed stamps a later one
+        self._clock = clock
+        #: Records ``claims.bin`` holds, and whether it holds every claim (an append failed).
+        self._claimed, self._claims_whole = 0, True
         self._load()
 
     def _load(self) -> None:
-        for cut in (self.folder / "searches.tmp", *(self.folder / "scopes").glob("*.tmp")):
+        cuts = ("searches.tmp", "claims.tmp")
+        for cut in (*(self.folder / c for c in cuts), *(self.folder / "scopes").glob("*.tmp")):
             with contextlib.suppress(OSError):  # a rewrite cut short; a read-only folder
                 cut.unlink(missing_ok=True)
         for search in decoded(_records(self.folder / "searches.bin"), SHOWN.decode):
             self._memory.remember(search)
             self._searches += 1
+        claims = dict(decoded(_records(self._claims_path), _CLAIM.decode))
+        self._claimed = len(claims)
         for stamp, _, path in sorted((*_fed(p), p) for p in (self.folder / "scopes").glob("*.bin")):
             self._stamp = max(self._stamp, stamp)
             records = list(_records(path))
@@ -108,8 +123,63 @@ class DirStore:
             if not names:
                 continue
             for called in decoded(records[1:], CALLED.decode):
+                if called.search.id not in claims:  # kept before claims.bin, or its append lost
+                    claims[called.search.id] = called.search.at
+                    self._note_claim(called.search.id, called.search.at)
                 self._memory.add(names[0], called)
             self._counts[names[0]] = len(records) - 1
+        self._load_claims(claims)
+
+    def _load_claims(self, claims: dict[str, float]) -> None:
+        """The claims whose records are gone (their searches may still be remembered)
+        claimed again; ``claims.bin`` rewritten when it holds too many."""
+        now, ttl = self._clock(), self.bounds.ttl
+        for search_id, at in claims.items():
+            if now - at <= ttl and not self._memory.claimed(search_id):
+                self._memory.claim(search_id, at)
+        self._claims_due()
+
+    @property
+    def _claims_path(self) -> Path:
+        return self.folder / "claims.bin"
+
+    def _note_claim(self, search_id: str, at: float) -> None:
+        """(Under the scopes' lock.) The claim appended to ``claims.bin``, unsynced (the
+        module); one that cannot be has the file rewritten whole before a record leaves."""
+        try:
+            _append(self._claims_path, [ENCODE((search_id, at))])
+            self._claimed += 1
+        except OSError as exc:
+            _log.warning("learning folder: a claim not appended: %s", exc.strerror)
+            self._claims_whole = False
+
+    def _claims_due(self) -> None:
+        """(Under the scopes' lock.) ``claims.bin`` rewritten once it holds twice the claims
+        held (``REWRITE_FLOOR`` at least)."""
+        if self._claimed > 2 * max(self._memory.claim_count(), REWRITE_FLOOR):
+            self._rewrite_claims()
+
+    def _keep_claims(self) -> None:
+        """(Under the scopes' lock.) Every claim on the disk, before a record leaves its
+        scope's file: ``claims.bin`` synced, or rewritten whole if an append failed."""
+        if not self._claims_whole:
+            self._rewrite_claims()
+            return
+        try:
+            _sync_file(self._claims_path)
+        except OSError as exc:
+            _log.warning("learning folder: claims.bin not synced: %s", exc.strerror)
+
+    def _rewrite_claims(self) -> None:
+        """``claims.bin`` made of the claims held (none older than the search TTL); failing,
+        tried again after as many claims (or before the next record leaves)."""
+        kept = self._memory.claims()
+        try:
+            _replace(self._claims_path, [ENCODE(c) for c in kept])
+            self._claims_whole = True
+        except OSError as exc:
+            _log.warning("learning folder: claims.bin not rewritten: %s", exc.strerror)
+        self._claimed = len(kept)
 
     def remember(self, search: Shown) -> None:
         payload = ENCODE(search)
@@ -162,10 +232,12 @@ class DirStore:
                 raise LearningUnavailable(
                     "learning_unavailable", f"learning folder: {exc.strerror}"
                 ) from exc
+            self._note_claim(record.search.id, self._clock())
             self._memory.add(scope, record)
             self._counts[scope] = self._counts.get(scope, 0) + 1
             if self._counts[scope] > 1.5 * self._memory.size(scope) + REWRITE_SLACK:
                 self._compact(scope)
+            self._claims_due()
             return True
 
     def _compact(self, scope: str) -> None:
@@ -192,6 +264,7 @@ class DirStore:
 
     def forget(self, scope: str) -> None:
         with self._lock:
+            self._keep_claims()
             self._path(scope).unlink(missing_ok=True)
             self._counts.pop(scope, None)
             self._memory.forget(scope)
@@ -209,6 +282,7 @@ class DirStore:
     def _dropped(self, scope: str) -> None:
         """The memory dropped ``scope`` whole (``max_total``): its file goes too (one that
         cannot be deleted is said, and read again at the next start)."""
+        self._keep_claims()
         try:
             self._path(scope).unlink(missing_ok=True)
         except OSError as exc:
@@ -222,6 +296,7 @@ class DirStore:
         return self.folder / "scopes" / f"{name}.bin"
 
     def _rewrite_scope(self, scope: str) -> None:
+        self._keep_claims()
         kept = self._memory.events(scope)[1]
         _replace(self._path(scope), [ENCODE(scope), *(ENCODE(r) for r in kept)])
         self._stamped(self._path(scope))
@@ -309,6 +384,18 @@ def _replace(path: Path, payloads: Sequence[bytes]) -> None:
         tmp.unlink(missing_ok=True)
         raise
     _sync_folder(path.parent)
+
+
+def _sync_file(path: Path) -> None:
+    """What was appended to ``path`` synced to the disk (nothing when it is missing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
 
 
 def _sync_folder(folder: Path) -> None:

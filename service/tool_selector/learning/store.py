@@ -164,14 +164,36 @@ class MemoryStore:
         with self._lock:
             return search_id in self._claims
 
+    def claim(self, search_id: str, at: float) -> None:
+        """Claim ``search_id`` at ``at`` with no record (a claim read back from a file whose
+        record is gone: trimmed, forgotten or dropped while its search is remembered)."""
+        with self._lock:
+            self._claimed(search_id, at)
+
+    def _claimed(self, search_id: str, at: float) -> None:
+        """(Under the lock.) The claim kept; one of a search not remembered goes to the
+        front, where ``_trim_claims`` takes the first."""
+        self._claims[search_id] = at
+        if search_id not in self._searches:  # read back from a file at start
+            self._claims.move_to_end(search_id, last=False)
+        self._trim_claims()
+
+    def claims(self) -> list[tuple[str, float]]:
+        """Each claim made within ``ttl`` (its search may still be recalled), and when."""
+        with self._lock:
+            now = self._clock()
+            return [(i, at) for i, at in self._claims.items() if now - at <= self.bounds.ttl]
+
+    def claim_count(self) -> int:
+        """How many claims are held."""
+        with self._lock:
+            return len(self._claims)
+
     def add(self, scope: str, record: Called) -> bool:
         with self._lock:
             if record.search.id in self._claims:
                 return False
-            self._claims[record.search.id] = self._clock()
-            if record.search.id not in self._searches:  # read back from a file at start
-                self._claims.move_to_end(record.search.id, last=False)
-            self._trim_claims()
+            self._claimed(record.search.id, self._clock())
             log = self._events.pop(scope, None) or ScopeLog(self.bounds)
             self._total -= len(log)
             log.add(record)
