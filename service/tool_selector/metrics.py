@@ -234,6 +234,7 @@ class Metrics:
         self.feedback = Counter(
             "tool_selector_feedback_total",
             "Feedback on searches, by result (accepted, duplicate, unknown_search, "
+            "model_loading: its search was answered while the model was loading, "
             "unshown_only: it named only tools the search had not shown, learning_off, "
             "unavailable: the store could not keep it, bad_request: its body was refused).",
             ["result"],

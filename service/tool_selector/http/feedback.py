@@ -2,8 +2,9 @@
 
 - ``POST /v1/tool-discovery/feedback`` ``{"search_id", "called"}``: 200 ``Feedback`` once the
   learner's store keeps it (it survives a restart); 404 ``unknown_search`` for an id the
-  service does not remember (unknown, older than the search TTL, or answered by words alone
-  while the model loaded: a search without its pattern's vector); 404 ``learning_off``
+  service does not remember (unknown, older than the search TTL), or for a search answered
+  by words alone while the model loaded (remembered without its pattern's vector, which
+  the evidence needs: the detail says so, and it is counted ``model_loading``); 404 ``learning_off``
   with ``TOOL_SELECTOR_LEARN=false``; 503 ``learning_unavailable`` when the store cannot
   keep it. Auth, size caps, admission and errors as for a search (``http.guard``).
 - ``DELETE /v1/tool-discovery/feedback?scope=NAME``: the scope's feedback forgotten.
@@ -81,13 +82,7 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
         runtime.metrics.feedback.labels("unavailable").inc()
         raise
     _count(runtime, verdict)
-    if verdict.status == "unknown":
-        ttl = runtime.settings.learn_search_ttl_seconds
-        raise NotFound(
-            "unknown_search",
-            f"no search {asked.search_id} is remembered (unknown, answered more than {ttl} s "
-            "ago, or answered while the model was loading)",
-        )
+    _refuse_unknown(runtime, asked.search_id, verdict)
     answer = Feedback(
         kept=verdict.status == "accepted" and bool(verdict.called or not verdict.unshown),
         called=list(verdict.called),
@@ -95,6 +90,24 @@ async def feedback(request: Request[Any, Any, Any]) -> Response[bytes]:
         duplicate=verdict.status == "duplicate",
     )
     return Response(_ENCODE.encode(answer), media_type=JSON)
+
+
+def _refuse_unknown(runtime: AppState, search_id: str, verdict: Verdict) -> None:
+    """404 ``unknown_search`` for a search not remembered, or one answered while the model
+    was loading (remembered so that its feedback is told why it is not kept)."""
+    if verdict.status == "unread":
+        raise NotFound(
+            "unknown_search",
+            f"search {search_id} was answered while the model was loading (or had failed to "
+            "load: /readyz says), by words alone: its pattern has no vector to learn with, so "
+            "no feedback on it is kept",
+        )
+    if verdict.status == "unknown":
+        ttl = runtime.settings.learn_search_ttl_seconds
+        raise NotFound(
+            "unknown_search",
+            f"no search {search_id} is remembered (unknown, or answered more than {ttl} s ago)",
+        )
 
 
 def _decoded(runtime: AppState, body: bytes) -> FeedbackRequest:
@@ -149,7 +162,11 @@ def _learner(runtime: AppState) -> Learner:
 
 def _count(runtime: AppState, verdict: Verdict) -> None:
     m = runtime.metrics
-    result = {"unknown": "unknown_search", "duplicate": "duplicate"}.get(verdict.status)
+    result = {
+        "unknown": "unknown_search",
+        "unread": "model_loading",
+        "duplicate": "duplicate",
+    }.get(verdict.status)
     if result is None:
         result = "unshown_only" if verdict.unshown and not verdict.called else "accepted"
     m.feedback.labels(result).inc()

@@ -240,9 +240,10 @@ def _feedback_operations() -> dict[str, Any]:
         "`learning_unavailable`: the learning store cannot keep feedback now; not kept."
     )
     not_found = _error(
-        "`unknown_search` (no search of that id is remembered: unknown, answered longer "
-        "ago than `learn_search_ttl_seconds`, or answered while the model was loading, "
-        "by words alone) or `learning_off`."
+        "`unknown_search` (no search of that id is remembered: unknown, or answered longer "
+        "ago than `learn_search_ttl_seconds`; or it was answered while the model was "
+        "loading, by words alone, with no pattern vector to learn with: the detail says "
+        "which) or `learning_off`."
     )
     common = {
         "400": _error(

@@ -2,7 +2,8 @@
 gives each scope's evidence to the learned arm (``pipeline.learned``).
 
 - ``remember``: a search's scope, caller, pattern reading (vector, hashed terms) and the
-  tools it answered, kept in the store for the search-id lifetime;
+  tools it answered, kept in the store for the search-id lifetime (a search answered while
+  no model was loaded: no reading, and its feedback is ``unread``, never kept);
 - ``feedback``: the tools of that answer the model called (``[]``: none). The first
   feedback on a search stands; names the search did not show are counted apart and move
   nothing (a feedback naming only such tools stores nothing); a search of the same caller
@@ -44,15 +45,19 @@ _RECENT = 8
 #: Scopes whose evidence a replica keeps read (the least recently read go first).
 _SCOPES = 10_000
 
-Status = Literal["accepted", "duplicate", "unknown"]
+#: The pattern vector of a search answered while no model was loaded: none.
+_UNREAD = np.zeros(0, np.float32)
+
+Status = Literal["accepted", "duplicate", "unknown", "unread"]
 _log = logging.getLogger("tool_selector.learn")
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What became of a feedback: ``accepted`` (kept), ``duplicate`` (the search had one),
-    ``unknown`` (no such search, or expired); the called names kept and those the search
-    did not show (``unshown``: counted, never kept)."""
+    ``unknown`` (no such search, or expired), ``unread`` (a search answered while no model
+    was loaded: no pattern vector to learn with, nothing kept); the called names kept and
+    those the search did not show (``unshown``: counted, never kept)."""
 
     status: Status
     called: tuple[str, ...] = ()
@@ -100,12 +105,13 @@ class Learner:
         search_id: str,
         scope: str,
         caller: str,
-        reading: tuple[FloatArray, tuple[int, ...]],
+        reading: tuple[FloatArray, tuple[int, ...]] | None,
         tools: Sequence[tuple[str, str]],
     ) -> None:
         """Keep what search ``search_id`` showed (``tools``: identity and name, best first)
-        and how its pattern reads (the first model's unit vector, hashed terms)."""
-        vector, terms = reading
+        and how its pattern reads (the first model's unit vector, hashed terms; ``None``:
+        answered while no model was loaded, kept with neither, so its feedback is told so)."""
+        vector, terms = (_UNREAD, ()) if reading is None else reading
         at = self._clock()
         try:
             self.store.remember(
@@ -129,6 +135,8 @@ class Learner:
         shown = self.store.recall(search_id)
         if shown is None:
             return Verdict("unknown")
+        if not shown.vector:  # answered while no model was loaded: nothing to learn with
+            return Verdict("unread")
         names = dict(zip(shown.names, shown.tools, strict=True))
         kept = tuple(dict.fromkeys(n for n in called if n in names))
         unshown = tuple(dict.fromkeys(n for n in called if n not in names))

@@ -202,13 +202,18 @@ class Selector:
 
     def remember(self, search_id: str, ask: Ask, outcome: Outcome, caller: str) -> None:
         """Keep what search ``search_id`` showed, for its feedback (``learning``): nothing
-        with learning off, without a scope, or while no model is loaded (its pattern has no
-        vector yet)."""
+        with learning off or without a scope; while no model is loaded, that it was answered
+        so (its pattern has no vector to learn with: its feedback is told why it is not
+        kept)."""
         learner, encoders, catalog = self.learning, self.encoders, outcome.catalog
-        if learner is None or encoders is None or ask.scope is None or catalog is None:
+        if learner is None or ask.scope is None or catalog is None:
             return
-        reading = search_reading(
-            self.query_vectors, encoders.primary, ask.pattern, learner.terms_key
+        reading = (
+            None
+            if encoders is None
+            else search_reading(
+                self.query_vectors, encoders.primary, ask.pattern, learner.terms_key
+            )
         )
         texts = [catalog.texts[catalog.positions[name]] for name in outcome.ranking.names]
         tools = [(tool_identity(t.name, t.description), t.name) for t in texts]

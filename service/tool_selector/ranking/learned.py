@@ -115,7 +115,8 @@ def _hash(term: str, key: bytes) -> int:
 class Shown(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """A search the service answered, as the learner keeps it: ``tools`` (identities,
     ``tool_identity``) and ``names`` in the answer's order; ``vector``: the first model's unit
-    vector of the pattern, float32 bytes; ``terms``: ``pattern_terms``.
+    vector of the pattern, float32 bytes (none, nor ``terms``, for a search answered while no
+    model was loaded: its feedback is refused, never an event); ``terms``: ``pattern_terms``.
 
     ``gc=False`` (``Called`` too): strings, numbers, bytes and tuples of them can never be
     part of a reference cycle, and a replica keeps up to 100,000 of these: tracked, they made
