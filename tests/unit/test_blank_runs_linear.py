@@ -16,7 +16,7 @@ from tool_selector.ranking import dense, steps
 from tool_selector.ranking.dense import WINDOW_CHARS, windows
 from tool_selector.ranking.steps import StepRule, clauses
 
-#: ``steps._CUT`` as it was.
+#: ``steps.CUT`` as it was.
 CUT_BEFORE = re.compile(
     rf"{steps._ABBREVIATIONS}(?<=[.!?;])\s+"
     r"|\s*\n+\s*"
@@ -41,9 +41,9 @@ EVERY_PIECE = StepRule(min_clauses=1, min_words=1, max_clauses=1_000)
 @given(st.lists(PIECES, max_size=40))
 def test_the_same_clauses_as_the_regex_before(pieces: list[str]) -> None:
     text = "".join(pieces)
-    with patch.object(steps, "_CUT", CUT_BEFORE):
+    with patch.object(steps, "CUT", CUT_BEFORE):
         expected = clauses(text, EVERY_PIECE)
-    assert steps._CUT.split(text) == CUT_BEFORE.split(text)
+    assert steps.CUT.split(text) == CUT_BEFORE.split(text)
     assert clauses(text, EVERY_PIECE) == expected
 
 

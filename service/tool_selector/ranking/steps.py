@@ -57,7 +57,7 @@ _SEQUENCE = r"(?:finally|lastly|next|after\s+that|afterwards|additionally|then)\
 #: starts (``(?<!\s)``), not again from each of its blanks (each try reads to the run's end:
 #: the square of its length). It cuts the same: such a cut found inside a run is found at
 #: the run's start too, and no cut ends inside a run (tests/unit/test_blank_runs_linear.py).
-_CUT = re.compile(
+CUT = re.compile(
     # a sentence end (not an abbreviation's dot, not a decimal point) or ';'
     rf"{_ABBREVIATIONS}(?<=[.!?;])\s+"
     r"|(?<!\s)\s*\n+\s*"  # a line break
@@ -104,7 +104,7 @@ def clauses(pattern: str, rule: StepRule | None = None) -> tuple[str, ...]:
     rule = StepRule() if rule is None else rule
     if len(pattern) < rule.min_chars:
         return ()
-    pieces = (_LEAD.sub("", p.strip(" ,;")) for p in _CUT.split(pattern) if p)
+    pieces = (_LEAD.sub("", p.strip(" ,;")) for p in CUT.split(pattern) if p)
     kept = [p for p in pieces if len(p.split()) >= rule.min_words]
     return tuple(kept[: rule.max_clauses]) if len(kept) >= rule.min_clauses else ()
 
