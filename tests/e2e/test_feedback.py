@@ -118,6 +118,17 @@ def test_bad_feedback_is_a_json_error_naming_the_field(
         assert "search_id" in r.json()["detail"] or "called" in r.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    "bad",
+    ["read\x01rows", "read\u0085rows", "read_rows\n", "  ", "r" * 257],
+    ids=["control", "control-c1", "line-break", "blank", "too-long"],
+)
+def test_a_refused_called_name_is_named_by_its_index(learning: ServiceProcess, bad: str) -> None:
+    r = feedback(learning, {"search_id": "0" * 32, "called": ["read_rows", "list_tables", bad]})
+    assert r.status_code == 400
+    assert "called[2]" in r.json()["detail"]
+
+
 def test_a_search_of_the_compress_contract_takes_feedback(learning: ServiceProcess) -> None:
     body = {"query": "list the tables of the database", "tools": TOOLS, "max_tools": 3}
     r = httpx.post(
