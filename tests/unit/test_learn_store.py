@@ -1027,14 +1027,35 @@ def test_a_folder_kept_before_its_claims_file_keeps_its_claims(tmp_path: Path) -
         assert not third.add("s", called(1))
 
 
-def test_the_claims_file_stays_near_the_claims_held(tmp_path: Path) -> None:
-    bounds = Bounds(ttl=3600, max_searches=100, max_events=20, per_caller=10)
+def test_the_claims_file_stays_near_the_claims_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
+    bounds = Bounds(ttl=3600, max_searches=10, max_events=20, per_caller=10)
     with started(tmp_path, bounds) as store:
-        for i in range(3 * dir_store.REWRITE_FLOOR):
+        for i in range(100):
             store.remember(shown(i))
             assert store.add("s", called(i))
-    on_disk = dir_store._records(tmp_path / "claims.bin")
-    assert len(on_disk) <= 2 * dir_store.REWRITE_FLOOR
+    assert len(dir_store._records(tmp_path / "claims.bin")) <= 2 * bounds.max_searches
     with started(tmp_path, bounds) as again:
-        last = 3 * dir_store.REWRITE_FLOOR - 1
-        assert not again.add("s", called(last))
+        assert not again.add("s", called(99))
+
+
+def test_a_claim_whose_append_failed_is_written_before_its_record_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = dir_store._append
+
+    def claims_full(path: Path, payloads: Any, synced: bool = False) -> None:
+        if path.name == "claims.bin":
+            raise OSError(28, "No space left on device")
+        real(path, payloads, synced)
+
+    with started(tmp_path, BOUNDED) as first:
+        first.remember(shown(1))
+        monkeypatch.setattr(dir_store, "_append", claims_full)
+        assert first.add("s", called(1))  # kept: its record holds the claim
+        monkeypatch.setattr(dir_store, "_append", real)
+        first.forget("s")
+    with started(tmp_path, BOUNDED) as again:
+        assert not again.add("s", called(1))

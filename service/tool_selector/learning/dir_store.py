@@ -103,7 +103,7 @@ class DirStore:
         self._stamp = 0  # the newest scope file's time, in ns: each feed stamps a later one
         self._clock = clock
         #: Records ``claims.bin`` holds, and whether it holds every claim (an append failed).
-        self._claimed, self._claims_whole = 0, True
+        self._claimed, self._claims_whole, self._loading = 0, True, True
         self._load()
 
     def _load(self) -> None:
@@ -118,39 +118,52 @@ class DirStore:
         self._claimed = len(claims)
         for stamp, _, path in sorted((*_fed(p), p) for p in (self.folder / "scopes").glob("*.bin")):
             self._stamp = max(self._stamp, stamp)
-            records = list(_records(path))
-            names = list(decoded(records[:1], _SCOPE_NAME.decode))
-            if not names:
-                continue
-            for called in decoded(records[1:], CALLED.decode):
-                if called.search.id not in claims:  # kept before claims.bin, or its append lost
-                    claims[called.search.id] = called.search.at
-                    self._note_claim(called.search.id, called.search.at)
-                self._memory.add(names[0], called)
-            self._counts[names[0]] = len(records) - 1
+            self._load_scope(path, claims)
         self._load_claims(claims)
+
+    def _load_scope(self, path: Path, claims: dict[str, float]) -> None:
+        """A scope's file read into memory, the claims of its records that ``claims`` (the
+        file's) lacks appended first: kept before the file was, or their append lost."""
+        records = list(_records(path))
+        names = list(decoded(records[:1], _SCOPE_NAME.decode))
+        if not names:
+            return
+        fed = list(decoded(records[1:], CALLED.decode))
+        missing = {r.search.id: r.search.at for r in fed if r.search.id not in claims}
+        claims.update(missing)
+        self._note_claims(missing.items())
+        for called in fed:
+            self._memory.add(names[0], called)
+        self._counts[names[0]] = len(records) - 1
 
     def _load_claims(self, claims: dict[str, float]) -> None:
         """The claims whose records are gone (their searches may still be remembered)
-        claimed again; ``claims.bin`` rewritten when it holds too many."""
+        claimed again; ``claims.bin`` rewritten when it holds too many, or misses some."""
         now, ttl = self._clock(), self.bounds.ttl
         for search_id, at in claims.items():
             if now - at <= ttl and not self._memory.claimed(search_id):
                 self._memory.claim(search_id, at)
-        self._claims_due()
+        self._loading = False
+        if self._claims_whole:
+            self._claims_due()
+        else:
+            self._rewrite_claims()
 
     @property
     def _claims_path(self) -> Path:
         return self.folder / "claims.bin"
 
-    def _note_claim(self, search_id: str, at: float) -> None:
-        """(Under the scopes' lock.) The claim appended to ``claims.bin``, unsynced (the
-        module); one that cannot be has the file rewritten whole before a record leaves."""
+    def _note_claims(self, claims: Iterable[tuple[str, float]]) -> None:
+        """(Under the scopes' lock.) ``claims`` appended to ``claims.bin``, unsynced (the
+        module); when they cannot be, the file is rewritten whole before a record leaves."""
+        payloads = [ENCODE(c) for c in claims]
+        if not payloads:
+            return
         try:
-            _append(self._claims_path, [ENCODE((search_id, at))])
-            self._claimed += 1
+            _append(self._claims_path, payloads)
+            self._claimed += len(payloads)
         except OSError as exc:
-            _log.warning("learning folder: a claim not appended: %s", exc.strerror)
+            _log.warning("learning folder: claims not appended: %s", exc.strerror)
             self._claims_whole = False
 
     def _claims_due(self) -> None:
@@ -161,8 +174,10 @@ class DirStore:
 
     def _keep_claims(self) -> None:
         """(Under the scopes' lock.) Every claim on the disk, before a record leaves its
-        scope's file: ``claims.bin`` synced, or rewritten whole if an append failed."""
-        if not self._claims_whole:
+        scope's file: ``claims.bin`` synced, or rewritten whole if an append failed (not
+        while the folder is read at start: the file's own claims are not held yet; the
+        start rewrites it once they are)."""
+        if not self._claims_whole and not self._loading:
             self._rewrite_claims()
             return
         try:
@@ -232,7 +247,7 @@ class DirStore:
                 raise LearningUnavailable(
                     "learning_unavailable", f"learning folder: {exc.strerror}"
                 ) from exc
-            self._note_claim(record.search.id, self._clock())
+            self._note_claims([(record.search.id, self._clock())])
             self._memory.add(scope, record)
             self._counts[scope] = self._counts.get(scope, 0) + 1
             if self._counts[scope] > 1.5 * self._memory.size(scope) + REWRITE_SLACK:
