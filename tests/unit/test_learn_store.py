@@ -1030,15 +1030,63 @@ def test_a_folder_kept_before_its_claims_file_keeps_its_claims(tmp_path: Path) -
 def test_the_claims_file_stays_near_the_claims_held(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The scope keeps one record: searches 90 to 98, still remembered, keep their claims
+    across a restart through ``claims.bin`` alone (their records left the scope's file)."""
     monkeypatch.setattr(dir_store, "REWRITE_FLOOR", 4)
-    bounds = Bounds(ttl=3600, max_searches=10, max_events=20, per_caller=10)
+    bounds = Bounds(ttl=3600, max_searches=10, max_events=1)
     with started(tmp_path, bounds) as store:
         for i in range(100):
             store.remember(shown(i))
             assert store.add("s", called(i))
     assert len(dir_store._records(tmp_path / "claims.bin")) <= 2 * bounds.max_searches
+    in_scope = {c.search.id for c in _scope_file_records(tmp_path)}
+    assert f"{90:032x}" not in in_scope
     with started(tmp_path, bounds) as again:
+        assert not again.add("s", called(90))
         assert not again.add("s", called(99))
+
+
+def _scope_file_records(folder: Path) -> list[Called]:
+    (path,) = (folder / "scopes").glob("*.bin")
+    return list(records.decoded(dir_store._records(path)[1:], records.CALLED.decode))
+
+
+@contextlib.contextmanager
+def claims_unwritable() -> Iterator[None]:
+    """``claims.bin`` can be neither appended to nor rewritten (a full disk); other files can."""
+    append, replace = dir_store._append, dir_store._replace
+
+    def no_append(path: Path, payloads: Any, synced: bool = False) -> None:
+        if path.name == "claims.bin":
+            raise OSError(28, "No space left on device")
+        append(path, payloads, synced)
+
+    def no_replace(path: Path, payloads: Any) -> None:
+        if path.name == "claims.bin":
+            raise OSError(28, "No space left on device")
+        replace(path, payloads)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dir_store, "_append", no_append)
+        patch.setattr(dir_store, "_replace", no_replace)
+        yield
+
+
+def test_a_record_whose_claim_is_on_no_disk_stays_in_its_scope_s_file(tmp_path: Path) -> None:
+    """A scope's rewrite trimmed search 1's record off its file while its claim was in no
+    ``claims.bin`` (neither appended nor rewritten): after a restart the search took a
+    second feedback. The rewrite now waits, and the record stays, until the claims are on
+    the disk."""
+    with started(tmp_path, BOUNDED) as first:
+        first.remember(shown(1))
+        with claims_unwritable():
+            assert first.add("s", called(1))
+            _trimmed(first)
+        assert called(1) not in first.events("s")[1]
+        assert called(1) in _scope_file_records(tmp_path)
+    with started(tmp_path, BOUNDED) as again:
+        assert not again.add("s", called(1))
+        assert again.events("s")[1] == first.events("s")[1]
 
 
 def test_a_claim_whose_append_failed_is_written_before_its_record_leaves(

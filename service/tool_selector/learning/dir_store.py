@@ -27,8 +27,12 @@ renamed over the old file, then the folder synced; a rewrite a crash cut short l
   a search keeps its claim across a restart while it is remembered, as in memory and in
   Redis (whose claims live the search TTL), and a second feedback on it stays a repeat.
   Rewritten from the claims still held (none older than the search TTL) once it holds twice
-  as many (``REWRITE_FLOOR`` at least); one that cannot be appended to is rewritten whole
-  before a record leaves.
+  as many (``REWRITE_FLOOR`` at least); one that cannot be appended to (or synced) is
+  rewritten whole before a record leaves. One that can be neither appended to nor rewritten
+  (a full disk) holds a scope's rewrite back, its trimmed records kept in the file, until it
+  can; an explicit delete (``forget``, a scope dropped whole to keep ``max_total``) goes
+  ahead all the same, as deleting must: a search of that scope still remembered may then
+  take a second feedback after a restart.
 
 At start every file is read into a ``MemoryStore``, which answers the reads, scopes in the
 order they were last fed (the files' stamps: past ``max_total``, lowered since, the least
@@ -42,6 +46,7 @@ take locks of their own: a scope's rewrite (a feedback's) never holds up a searc
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
@@ -172,22 +177,26 @@ class DirStore:
         if self._claimed > 2 * max(self._memory.claim_count(), REWRITE_FLOOR):
             self._rewrite_claims()
 
-    def _keep_claims(self) -> None:
-        """(Under the scopes' lock.) Every claim on the disk, before a record leaves its
-        scope's file: ``claims.bin`` synced, or rewritten whole if an append failed (not
-        while the folder is read at start: the file's own claims are not held yet; the
-        start rewrites it once they are)."""
+    def _keep_claims(self) -> bool:
+        """(Under the scopes' lock.) Whether every claim is on the disk, as it must be before
+        a record leaves its scope's file: ``claims.bin`` synced, or rewritten whole if an
+        append failed (not while the folder is read at start: the file's own claims are not
+        held yet; the start rewrites it once they are). A sync that fails leaves the file
+        to be rewritten whole next time (what it held may not be on the disk)."""
         if not self._claims_whole and not self._loading:
-            self._rewrite_claims()
-            return
+            return self._rewrite_claims()
         try:
             _sync_file(self._claims_path)
         except OSError as exc:
             _log.warning("learning folder: claims.bin not synced: %s", exc.strerror)
+            self._claims_whole = False
+            return False
+        return True
 
-    def _rewrite_claims(self) -> None:
-        """``claims.bin`` made of the claims held (none older than the search TTL); failing,
-        tried again after as many claims (or before the next record leaves)."""
+    def _rewrite_claims(self) -> bool:
+        """``claims.bin`` made of the claims held (none older than the search TTL), and
+        whether it was; failing, tried again after as many claims (or before the next
+        record leaves)."""
         kept = self._memory.claims()
         try:
             _replace(self._claims_path, [ENCODE(c) for c in kept])
@@ -195,6 +204,7 @@ class DirStore:
         except OSError as exc:
             _log.warning("learning folder: claims.bin not rewritten: %s", exc.strerror)
         self._claimed = len(kept)
+        return self._claims_whole
 
     def remember(self, search: Shown) -> None:
         payload = ENCODE(search)
@@ -311,7 +321,10 @@ class DirStore:
         return self.folder / "scopes" / f"{name}.bin"
 
     def _rewrite_scope(self, scope: str) -> None:
-        self._keep_claims()
+        """The scope's file made of the records kept; an ``OSError`` (the file untouched)
+        when it cannot be, or when the claims of the records it would trim are on no disk."""
+        if not self._keep_claims():
+            raise OSError(errno.EAGAIN, "claims.bin not written, the records trimmed wait")
         kept = self._memory.events(scope)[1]
         _replace(self._path(scope), [ENCODE(scope), *(ENCODE(r) for r in kept)])
         self._stamped(self._path(scope))
