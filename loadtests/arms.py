@@ -67,7 +67,7 @@ from tool_selector.ranking.dense import normalise_rows, windows
 from tool_selector.ranking.fitted import HYBRID
 from tool_selector.ranking.fusion import fuse
 from tool_selector.ranking.ranker import Query, lift_named, named_tools, signals
-from tool_selector.ranking.steps import CUT
+from tool_selector.ranking.steps import cut_clauses
 
 CACHE = Path(__file__).parent / ".cache" / "arms"
 MPNET_DIR = Path(__file__).parent / ".cache" / "mpnet" / "all-mpnet-base-v2"
@@ -391,10 +391,11 @@ _FINE = re.compile(r",\s*(?:and\s+)?|\s+and\s+", re.IGNORECASE)
 
 
 def clauses(text: str, fine: bool = False) -> list[str]:
-    """The pattern's clauses of at least three words (one clause: no split), cut where the
-    service cuts a multi-step task (``ranking.steps.CUT``); ``fine`` also cuts at commas and
-    "and" (lists of steps inside one sentence), keeping two-word parts."""
-    parts = [p.strip(" ,;") for p in CUT.split(text) if p and p.strip()]
+    """The pattern's clauses of at least three words (one clause: no split), cut as the
+    service cuts a multi-step task, leading number or sequence word off
+    (``ranking.steps.cut_clauses``); ``fine`` also cuts at commas and "and" (lists of steps
+    inside one sentence), keeping two-word parts."""
+    parts = [p for p in cut_clauses(text) if p.strip()]
     if fine:
         parts = [f.strip() for p in parts for f in _FINE.split(p) if f and f.strip()]
     return [p for p in parts if len(p.split()) >= (2 if fine else 3)]

@@ -98,14 +98,20 @@ class StepRule:
     context_share: float = 0.5
 
 
+def cut_clauses(pattern: str) -> list[str]:
+    """The pattern cut where ``CUT`` cuts, each piece without the blanks, commas and
+    semicolons around it nor what it starts with that names no step (its number, "then",
+    "finally", ...); a piece may be left empty. ``clauses`` keeps the steps among them."""
+    return [_LEAD.sub("", p.strip(" ,;")) for p in CUT.split(pattern) if p]
+
+
 def clauses(pattern: str, rule: StepRule | None = None) -> tuple[str, ...]:
     """The pattern's steps (``rule``), or ``()`` when it has fewer than ``min_clauses``
     (a pattern of one step is ranked whole)."""
     rule = StepRule() if rule is None else rule
     if len(pattern) < rule.min_chars:
         return ()
-    pieces = (_LEAD.sub("", p.strip(" ,;")) for p in CUT.split(pattern) if p)
-    kept = [p for p in pieces if len(p.split()) >= rule.min_words]
+    kept = [p for p in cut_clauses(pattern) if len(p.split()) >= rule.min_words]
     return tuple(kept[: rule.max_clauses]) if len(kept) >= rule.min_clauses else ()
 
 
