@@ -23,6 +23,7 @@ __all__ = [
     "SEARCH_TOOL_DESCRIPTION",
     "SEARCH_TOOL_NAME",
     "by_name",
+    "declarations",
     "described",
     "expand",
     "pick_definitions",
@@ -59,18 +60,25 @@ def _function_object(definition: Mapping[str, Any]) -> Mapping[str, Any]:
     return inner if isinstance(inner, Mapping) else definition
 
 
+def declarations(definition: Any) -> list[Any] | None:
+    """A Gemini ``Tool`` wrapper's declarations as written (objects or not), or ``None`` when
+    ``definition`` is not such a wrapper."""
+    if not isinstance(definition, Mapping):
+        return None
+    return next(
+        (definition[k] for k in _DECLARATION_KEYS if isinstance(definition.get(k), list)), None
+    )
+
+
 def expand(definitions: Iterable[Any]) -> Iterator[Any]:
-    """Each definition, with Gemini ``functionDeclarations`` wrappers opened up."""
+    """Each definition, with Gemini ``functionDeclarations`` wrappers opened up (their
+    declarations that are objects)."""
     for definition in definitions:
-        if isinstance(definition, Mapping):
-            decls = next(
-                (definition[k] for k in _DECLARATION_KEYS if isinstance(definition.get(k), list)),
-                None,
-            )
-            if decls is not None:
-                yield from (d for d in decls if isinstance(d, Mapping))
-                continue
-        yield definition
+        decls = declarations(definition)
+        if decls is None:
+            yield definition
+        else:
+            yield from (d for d in decls if isinstance(d, Mapping))
 
 
 def tool_name(definition: Any) -> str | None:

@@ -37,8 +37,27 @@ def test_entries_with_no_name_are_one_finding_naming_them(tmp_path: Path) -> Non
     [finding] = _found(report, "unusable_entry")
     assert finding["tools"] == []
     assert "2 tool entries hold no name" in finding["detail"]
-    assert finding["detail"].endswith("entries 2, 3")
+    assert finding["detail"].endswith("are left out: entry 2; entry 3")
     assert report["tools"] == 2
+
+
+def test_a_gemini_declaration_that_is_not_an_object_is_found_in_its_wrapper(
+    tmp_path: Path,
+) -> None:
+    """They were dropped without a word ("oops", 42), and the one found was numbered as
+    an entry of the file's list (``entries 2``: the file's second entry is a tool)."""
+    gemini = {"functionDeclarations": [READ, "oops", 42, {"description": "no name"}]}
+    [finding] = _found(_lint(tmp_path, [gemini, WRITE]), "unusable_entry")
+    assert finding["detail"].startswith("3 tool entries hold no name")
+    assert finding["detail"].endswith(
+        "are left out: entry 1, declaration 2; entry 1, declaration 3; entry 1, declaration 4"
+    )
+
+
+def test_one_entry_with_no_name_is_said_in_the_singular(tmp_path: Path) -> None:
+    [finding] = _found(_lint(tmp_path, [READ, 42]), "unusable_entry")
+    assert finding["detail"].startswith("1 tool entry holds no name")
+    assert finding["detail"].endswith("is left out: entry 2")
 
 
 @pytest.mark.parametrize(

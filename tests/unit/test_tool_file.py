@@ -65,13 +65,15 @@ def test_a_file_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None
 
 
 def test_what_is_left_out_is_said_by_entry(tmp_path: Path) -> None:
-    """``load_tools`` dropped nameless entries and repeated names without a word."""
+    """``load_tools`` dropped nameless entries and repeated names without a word; then a
+    Gemini wrapper's declarations that are not objects were dropped unsaid, and the others
+    numbered as if each were an entry of the file's list."""
     other = {**OPENAI, "function": {**OPENAI["function"], "description": "Another"}}
     entries = [
         ANTHROPIC,
         "a string",
         {"description": "no name"},
-        {"functionDeclarations": [{"name": "bad\nname"}, {"name": "  "}]},
+        {"functionDeclarations": [{"name": "bad\nname"}, "oops", 42, {"name": "  "}]},
         ANTHROPIC,
         OPENAI,
         other,
@@ -81,6 +83,19 @@ def test_what_is_left_out_is_said_by_entry(tmp_path: Path) -> None:
     path.write_text(json.dumps(entries))
     found = read_tool_list(path)
     assert [tool_name(t) for t in found.tools] == ["get_weather", "read_file"]
-    assert found.unusable == [(2, None), (3, None), (4, "bad\nname"), (5, "  ")]
+    assert found.unusable == [
+        ("entry 2", None),
+        ("entry 3", None),
+        ("entry 4, declaration 1", "bad\nname"),
+        ("entry 4, declaration 2", None),
+        ("entry 4, declaration 3", None),
+        ("entry 4, declaration 4", "  "),
+    ]
     assert found.repeated == {"get_weather": 2, "read_file": 3}
     assert found.differing == {"read_file"}
+
+
+def test_a_jsonl_files_entry_left_out_is_said_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "tools.jsonl"
+    path.write_text(f"{json.dumps(ANTHROPIC)}\n\n[1]\n")
+    assert read_tool_list(path).unusable == [("line 3", None)]

@@ -13,7 +13,7 @@ from tool_selector.pipeline.decoding import check_name
 from tool_selector.settings import Settings
 from tool_selector_client.catalog_lint import Finding
 
-#: Entry numbers an ``unusable_entry`` finding lists before "and N more".
+#: Entries an ``unusable_entry`` finding lists before "and N more".
 LISTED = 10
 
 
@@ -41,19 +41,21 @@ def refused_names(names: Iterable[tuple[str, str]], settings: Settings) -> list[
     return found
 
 
-def unusable_entries(numbers: Sequence[int]) -> list[Finding]:
-    """One ``unusable_entry`` finding for the tool entries (by number) that hold no name."""
-    if not numbers:
+def unusable_entries(places: Sequence[str]) -> list[Finding]:
+    """One ``unusable_entry`` finding for the tool entries that hold no name, each by where
+    it is in the file (``entry 2``, ``entry 1, declaration 4``: ``offline.tool_file``)."""
+    if not places:
         return []
-    listed = ", ".join(map(str, numbers[:LISTED]))
-    if len(numbers) > LISTED:
-        listed += f" and {len(numbers) - LISTED} more"
+    listed = "; ".join(places[:LISTED])
+    if len(places) > LISTED:
+        listed += f" and {len(places) - LISTED} more"
+    entries = "tool entry holds" if len(places) == 1 else "tool entries hold"
     return [
         Finding(
             kind="unusable_entry",
             tools=[],
-            detail=f"{len(numbers)} tool entries hold no name (not an object, or no string "
-            f"name nor function.name) and are left out: entries {listed}",
+            detail=f"{len(places)} {entries} no name (not an object, or no string name nor "
+            f"function.name) and {'is' if len(places) == 1 else 'are'} left out: {listed}",
             fix="give each its name (OpenAI function.name; Anthropic, MCP, Gemini name) or "
             "remove it: the service takes no tool without a name, and no model can call one",
         )

@@ -79,13 +79,13 @@ def read_checked(path: Path, settings: Settings) -> tuple[list[Tool], list[Findi
     ``ToolFileError`` when no tool is left."""
     found = read_tool_list(path)
     tools = _wire(path, found.tools)
-    written = [(f"entry {n}: ", name) for n, name in found.unusable if name is not None]
+    written = [(f"{where}: ", name) for where, name in found.unusable if name is not None]
     refused = entries.refused_names([*written, *(("", t.name) for t in tools)], settings)
     out = {name for f in refused for name in f.tools}
     taken = [t for t in tools if t.name not in out]
     if not taken:
         raise ToolFileError(f"{path}: no tool with a name a search takes ({len(refused)} refused)")
-    nameless = [n for n, name in found.unusable if name is None]
+    nameless = [where for where, name in found.unusable if name is None]
     more = [
         *entries.unusable_entries(nameless),
         *entries.repeated_names(found.repeated, found.differing),

@@ -12,19 +12,20 @@ Accepted, as JSON or as JSONL (one entry per line):
 Repeated names keep their first definition (one proxy release sends every tool twice). A lone
 surrogate escape is read as U+FFFD, as the service reads it (``pipeline.surrogates``).
 ``read_tool_list`` also says what was left out (``lint`` reports it): the entries with no
-usable name, and the names given more than once.
+usable name (a Gemini wrapper's declarations each on its own, objects or not), each placed
+so that a person finds it in the file, and the names given more than once.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tool_selector.pipeline.surrogates import mend_surrogates
-from tool_selector_client.definitions import expand, tool_name
+from tool_selector_client.definitions import declarations, tool_name
 
 
 class ToolFileError(ValueError):
@@ -48,39 +49,53 @@ def _unwrap(entry: Any) -> Any:
     return entry
 
 
-def _entries(text: str, path: Path) -> list[Any]:
+def _entries(text: str, path: Path) -> list[tuple[str, Any]]:
+    """The file's tool entries, each with where it is: ``entry N`` of the list (1-based),
+    ``line N`` of a JSONL file."""
     try:
         whole = json.loads(mend_surrogates(text.encode()))
     except RecursionError as exc:
         raise ToolFileError(f"{path}: nested too deep to read") from exc
     except ValueError:
         whole = None
-        rows: list[Any] = []
+        rows: list[tuple[str, Any]] = []
         for number, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
-                    rows.append(json.loads(mend_surrogates(line.encode())))
+                    rows.append((f"line {number}", json.loads(mend_surrogates(line.encode()))))
                 except (ValueError, RecursionError) as exc:
                     raise ToolFileError(f"{path}:{number}: not JSON ({exc!s:.200})") from exc
         return rows
     if isinstance(whole, Mapping) and isinstance(whole.get("tools"), list):
-        return list(whole["tools"])
-    if isinstance(whole, list):
-        return whole
-    return [whole]
+        whole = whole["tools"]
+    listed = whole if isinstance(whole, list) else [whole]
+    return [(f"entry {n}", entry) for n, entry in enumerate(listed, 1)]
+
+
+def _tool_entries(text: str, path: Path) -> Iterator[tuple[str, Any]]:
+    """Each tool entry, unwrapped, with where it is; a Gemini wrapper's declarations one by
+    one (``entry 1, declaration 4``), those that are not objects too."""
+    for where, entry in _entries(text, path):
+        inner = _unwrap(entry)
+        decls = declarations(inner)
+        if decls is None:
+            yield where, inner
+        else:
+            yield from ((f"{where}, declaration {m}", d) for m, d in enumerate(decls, 1))
 
 
 @dataclass(slots=True)
 class ToolList:
     """A tool list file's tools (``tools``: the first definition of each name, in file
-    order) and what was left out. ``unusable``: ``(n, name)`` of the ``n``-th tool entry
-    (1-based, a Gemini wrapper's declarations counted one by one) that has no usable name,
-    with the name as written (``None``: none, or not a string). ``repeated``: each name
+    order) and what was left out. ``unusable``: ``(where, name)`` of each tool entry that
+    has no usable name (``where``: ``entry 2``, ``line 3`` of a JSONL file, ``entry 1,
+    declaration 4`` in a Gemini wrapper), with the name as written (``None``: none, or not
+    a string, or not an object). ``repeated``: each name
     given more than once, with how many times; ``differing``: those whose definitions are
     not all the same."""
 
     tools: list[Any] = field(default_factory=list)
-    unusable: list[tuple[int, str | None]] = field(default_factory=list)
+    unusable: list[tuple[str, str | None]] = field(default_factory=list)
     repeated: dict[str, int] = field(default_factory=dict)
     differing: set[str] = field(default_factory=set)
 
@@ -93,10 +108,10 @@ def read_tool_list(path: Path) -> ToolList:
         raise ToolFileError(f"{path}: cannot read ({exc})") from exc
     named: dict[str, Any] = {}
     found = ToolList()
-    for number, entry in enumerate(expand(_unwrap(e) for e in _entries(text, path)), 1):
+    for where, entry in _tool_entries(text, path):
         name = tool_name(entry)
         if name is None:
-            found.unusable.append((number, _written_name(entry)))
+            found.unusable.append((where, _written_name(entry)))
         elif name in named:
             found.repeated[name] = found.repeated.get(name, 1) + 1
             if entry != named[name]:
