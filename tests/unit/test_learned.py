@@ -125,6 +125,18 @@ def test_one_caller_fills_only_its_part_of_a_scope() -> None:
     assert got[1] < 1.0
 
 
+def test_an_event_with_no_vector_leaves_the_others_their_votes() -> None:
+    """An older version kept the feedback of a search answered while no model was loaded
+    (no vector); the newest event set the evidence's width, so such an event left the
+    scope with no event at all."""
+    near = event(UNIT[0], "get the vault key", (A,), age_days=1)
+    empty = event(np.zeros(0, np.float32), "get the vault key", (B,))
+    alone = scores([near], "get the vault key", UNIT[0])
+    assert alone is not None
+    assert scores([near, empty], "get the vault key", UNIT[0]) == alone
+    assert len(Evidence.of([near, empty], RULE, NOW)) == 1
+
+
 def test_a_tool_never_shown_in_the_scope_has_no_slot() -> None:
     evidence = Evidence.of([event(UNIT[0], "get the vault key", (A,))], RULE, NOW)
     assert tool_identity("other", "") not in evidence.tools

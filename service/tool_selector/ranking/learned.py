@@ -187,9 +187,12 @@ class Evidence:
     @classmethod
     def of(cls, events: Iterable[Called], rule: LearnRule, now: float) -> Evidence:
         """The events ``rule`` keeps (younger than ``ttl``; each caller's newest, at most
-        ``per_caller`` of them), as arrays."""
-        kept = _kept(list(events), rule, now)
-        if kept:  # read by one model: a record of another's width (a changed encoder) is none
+        ``per_caller`` of them), as arrays. They are read by one model, the newest event's:
+        an event of another width (a changed encoder) is none, nor is one with no vector (a
+        search answered while no model was loaded, kept by an older version), which would
+        otherwise set the width and leave the scope with no event."""
+        kept = [e for e in _kept(list(events), rule, now) if e.vector.size]
+        if kept:
             width = kept[-1].vector.shape
             kept = [e for e in kept if e.vector.shape == width]
         tools: dict[str, int] = {}
