@@ -39,7 +39,9 @@ order they were last fed (the files' stamps: past ``max_total``, lowered since, 
 recently fed go, as they would have); a record cut short by a crash mid-write is cut off
 its file at the next start, and an append that fails part way (a full disk) is cut back off
 at once, so no later append lands behind a cut record.
-One replica only: replicas that share evidence use ``RedisStore``. Searches and feedback
+One replica only: replicas that share evidence use ``RedisStore``. One process, too, but
+for granian's ``SIGHUP`` respawn, when two own the folder for a few seconds with no lock
+between them (what that can lose: docs/learning.md, "What is kept"). Searches and feedback
 take locks of their own: a scope's rewrite (a feedback's) never holds up a search.
 """
 
