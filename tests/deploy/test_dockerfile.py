@@ -85,9 +85,16 @@ def test_the_runtime_stage_copies_the_runtime_environment_alone() -> None:
 
 
 def test_the_static_table_is_built_offline_into_the_runtime_environment() -> None:
-    (distill,) = [c for c in commands() if "distill-static" in c and "--model" not in c]
+    """Fitted toward the int8 MiniLM the runtime serves: fetched into it first."""
+    steps = commands()
+    (distill,) = [c for c in steps if "distill-static" in c and "--model" not in c]
     assert distill.startswith("/opt/offline/bin/tool-selector ")
     assert distill.endswith(" -o /opt/venv/share/tool-selector/static-minilm")
+    served = "/opt/venv/share/tool-selector/all-MiniLM-L6-v2"
+    assert f" --fit-model {served} " in distill
+    (fetched,) = [c for c in steps if "fetch-model all-MiniLM-L6-v2" in c]
+    assert fetched.endswith(f" -o {served}")
+    assert steps.index(fetched) < steps.index(distill)
 
 
 def test_the_second_static_table_is_built_by_the_runtime_environment() -> None:

@@ -2,7 +2,8 @@
 
 A table (``tool-selector distill-static [--model NAME]``, built by ``make install`` and the
 Dockerfile; see ``embeddings/distill.py``) holds one row per token of a model's vocabulary,
-in that model's space: all-MiniLM-L6-v2's, and bge-small-en-v1.5's for the second encoder.
+in that model's space: all-MiniLM-L6-v2's (fitted to that model's vectors of whole
+sentences, ``embeddings/refit.py``), and bge-small-en-v1.5's for the second encoder.
 A text's vector is the SIF-weighted mean of its tokens' rows, L2-normalised: one tokenizer
 call and a gather, thousands of tool texts per second, so a catalog nobody has embedded gets
 a dense signal on its very first request while the models embed it in the background.

