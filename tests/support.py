@@ -35,7 +35,7 @@ SAMPLE_TOOLS: list[dict[str, str]] = [
 
 def static_table() -> Path:
     """The static embedding table the suite uses: ``TOOL_SELECTOR_STATIC_MODEL_PATH``, else
-    where ``make install`` builds it; built there first if missing (about a minute, once)."""
+    where ``make install`` builds it; built there first if missing (about 3 minutes, once)."""
     from tool_selector.embeddings import distill  # noqa: PLC0415
     from tool_selector.embeddings.static import default_static_path  # noqa: PLC0415
 

@@ -10,7 +10,8 @@ import pytest
 
 from tests.support import static_table
 from tool_selector.embeddings import distill
-from tool_selector.embeddings.static import _WORD, MAX_TOKENS, StaticEncoder
+from tool_selector.embeddings.pieces import MAX_TOKENS, WORD
+from tool_selector.embeddings.static import StaticEncoder
 from tool_selector.ranking.dense import normalise_rows
 
 
@@ -64,7 +65,7 @@ def _gathered(static: StaticEncoder, texts: list[str]) -> np.ndarray:
     the text's order (float32), L2-normalised."""
     out = np.zeros((len(texts), static.dim), dtype=np.float32)
     for j, text in enumerate(texts):
-        words = _WORD.findall(text.lower())
+        words = WORD.findall(text.lower())
         pieces = static._pieces(set(words))
         ids = np.frombuffer(b"".join(pieces[w] for w in words)[: 4 * MAX_TOKENS], np.int32)
         if len(ids):

@@ -4,13 +4,20 @@ the sentences it is fitted on (``embeddings/sentences.py``)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tokenizers import Tokenizer
 
 from tool_selector.embeddings import distill, refit, sentences
 from tool_selector.embeddings.models import MINILM
+from tool_selector.embeddings.static import StaticEncoder, default_static_path
 
 DIM = 8
 VOCAB = 40
@@ -76,10 +83,90 @@ def test_a_heavy_penalty_keeps_the_distilled_rows_and_no_text_changes_nothing() 
     assert np.array_equal(refit.refit(rows, weights, empty, targets[:1]), rows)
 
 
-def test_the_fit_is_deterministic() -> None:
+def test_the_fit_solves_the_normal_equations() -> None:
+    """Against a direct dense solve of the objective the module states."""
     rows, weights, counts, targets = _problem(2)
-    first = refit.refit(rows, weights, counts, targets)
-    assert np.array_equal(first, refit.refit(rows, weights, counts, targets))
+    fitted = refit.refit(rows, weights, counts, targets, alpha=0.5)
+    used = np.unique(counts.indices)
+    dense = counts[:, used].toarray() * weights[used]
+    means = dense / dense.sum(axis=1, keepdims=True)
+    start = rows[used].astype(np.float64)
+    scale = np.median(np.linalg.norm(means @ start, axis=1))
+    unit = targets / np.linalg.norm(targets, axis=1, keepdims=True)
+    gram = means.T @ means
+    penalty = 0.5 * gram.diagonal().mean()
+    lhs = gram + penalty * np.eye(len(used))
+    solved = np.linalg.solve(lhs, means.T @ (scale * unit) + penalty * start)
+    assert np.allclose(fitted[used], solved, atol=1e-4)
+
+
+def test_piece_counts_read_texts_as_the_static_encoder_does(tmp_path: Path) -> None:
+    """The fit's weighted sums, normalised, are the static encoder's vectors: the same words,
+    pieces, truncation and weights, on the real tokenizer."""
+    shutil.copyfile(default_static_path() / "tokenizer.json", tmp_path / "tokenizer.json")
+    tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    size = tokenizer.get_vocab_size()
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(size, 4)).astype(np.float16)
+    weights = rng.uniform(0.1, 1.0, size).astype(np.float32)
+    np.save(tmp_path / "vectors.npy", rows)
+    np.save(tmp_path / "weights.npy", weights)
+    manifest = {"id": "t-static-v0-x", "recipe": distill.RECIPE_VERSION}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    texts = [
+        "Send_a message to #general, then READ it back!",
+        "Überprüfe die Wetterdaten für München 2026",
+        " ".join(f"word{i} antidisestablishmentarianism" for i in range(300)),
+    ]
+    counts = refit.piece_counts(texts, tokenizer.model, size)
+    sums = counts @ (rows.astype(np.float32) * weights[:, None])
+    expected = sums / np.linalg.norm(sums, axis=1, keepdims=True)
+    assert counts[2].sum() == refit.MAX_TOKENS
+    assert np.allclose(StaticEncoder(tmp_path).encode(texts), expected, atol=1e-5)
+
+
+def test_the_sentences_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Read in a fresh interpreter under two hash seeds: the same sentences, in order."""
+    package = tmp_path / "seeded_pkg"
+    package.mkdir()
+    for i in range(6):
+        (package / f"m{i}.py").write_text(
+            "\n".join(
+                f'def f{j}():\n    """Return item {j} of the list {i} in order."""'
+                for j in range(5)
+            )
+        )
+    code = (
+        "import json, sys; from tool_selector.embeddings import sentences as s; "
+        "s.sysconfig.get_paths = lambda: {'stdlib': sys.argv[1]}; "
+        "print(json.dumps(s.docstring_sentences(['seeded_pkg'])))"
+    )
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / "none")],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        runs.append(json.loads(out.stdout))
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 30
+
+
+def test_an_invalid_escape_does_not_drop_a_file_where_warnings_are_errors(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "escapes.py"
+    module.write_text('def f():\n    """Match digits like \\d in the given text string."""\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(sentences._paragraphs(module)) == [
+            "Match digits like \\d in the given text string."
+        ]
 
 
 def test_paragraphs_keep_first_paragraphs_of_prose_once(
@@ -114,16 +201,25 @@ def test_paragraphs_keep_first_paragraphs_of_prose_once(
     assert read == got[:2]  # once each; the tests folder and a missing package skipped
 
 
-def test_minilm_s_table_is_current_only_when_fitted_toward_the_served_weights(
+def test_minilm_s_table_is_current_only_when_fitted_as_this_version_fits(
     tmp_path: Path,
 ) -> None:
     np.save(tmp_path / "vectors.npy", np.zeros((2, 2), np.float16))
-    manifest = {"id": f"{MINILM.name}-static-v{distill.RECIPE_VERSION}-0", "recipe": 3}
+    manifest = {"id": f"{MINILM.name}-static-v{distill.RECIPE_VERSION}-0"}
     manifest["recipe"] = distill.RECIPE_VERSION
+    now = {
+        "version": refit.FIT_VERSION,
+        "alpha": refit.ALPHA,
+        "packages": list(sentences.PACKAGES),
+        "weights": MINILM.weights_digest,
+    }
     for fit, current in (
         (None, False),
-        ({"weights": "0" * 16}, False),
-        ({"weights": MINILM.weights_digest}, True),
+        ({**now, "weights": "0" * 16}, False),
+        ({**now, "version": refit.FIT_VERSION - 1}, False),
+        ({**now, "alpha": refit.ALPHA / 2}, False),
+        ({**now, "packages": list(sentences.PACKAGES)[:-1]}, False),
+        (now, True),
     ):
         written = manifest if fit is None else {**manifest, "fit": fit}
         (tmp_path / "manifest.json").write_text(json.dumps(written))

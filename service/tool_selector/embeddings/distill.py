@@ -27,23 +27,27 @@ positions' last hidden states although the model pools a sentence by its [CLS] v
 path's dev split), with SIF 1e-4, Model2Vec's default (``ONNX_SIF_COEFFICIENT``; 1e-5 ranked
 the agent set's paraphrases lower there): docs/performance.md, "The static arm".
 
-MiniLM's table is then fitted to what the served int8 model says of 44,792 docstring
-sentences (``embeddings/refit.py``, ``embeddings/sentences.py``): the rows of the pieces
-they use move so each sentence's static vector points where the model's does (median cosine
-0.59 -> 0.87 on held-out sentences), which the cold path ranks with against that model's
-query vectors (docs/quality.md, "The static table fitted to its model's sentences").
+MiniLM's table is then fitted to what the served int8 model says of whole sentences, the
+first paragraphs of the docstrings of the standard library and of the packages every install
+has (``embeddings/refit.py``, ``embeddings/sentences.py``): the rows of the pieces they use
+move so each sentence's static vector points where the model's does, and are not centred
+again. The cold path ranks with that table against that model's query vectors
+(docs/quality.md, "The static table fitted to its model's sentences").
 
-Deterministic: the same package versions give the same table on the same CPU (torch, or ONNX
-Runtime, on one thread; the fit's sentence vectors come from int8 kernels that may round
-differently on another instruction set). Written as ``vectors.npy`` (float16),
-``weights.npy``, ``tokenizer.json`` and ``manifest.json`` (id and provenance) into one
-directory.
+Deterministic: the same package versions give the same table on the same machine (torch, or
+ONNX Runtime, on one thread). MiniLM's fitted table also depends on the Python it is built
+with (the standard library's docstrings change between patch releases) and on the CPU (its
+sentence vectors come from int8 kernels that may round otherwise on another instruction
+set); its manifest names the Python, the sentences' count and their digest. Written as
+``vectors.npy`` (float16), ``weights.npy``, ``tokenizer.json`` and ``manifest.json`` (id
+and provenance) into one directory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import shutil
 import time
 from pathlib import Path
@@ -53,9 +57,9 @@ import numpy as np
 
 from tool_selector.embeddings.encoder import OFFLINE_EXTRA, bundled_model_path
 from tool_selector.embeddings.models import MINILM, OnnxModel, default_model_dir
-from tool_selector.embeddings.refit import ALPHA, median_cosine, piece_counts, refit
-from tool_selector.embeddings.sentences import docstring_sentences
-from tool_selector.errors import MissingDependencyError
+from tool_selector.embeddings.refit import ALPHA, FIT_VERSION, median_cosine, piece_counts, refit
+from tool_selector.embeddings.sentences import PACKAGES, docstring_sentences
+from tool_selector.errors import ConfigError, MissingDependencyError
 
 if TYPE_CHECKING:
     from tool_selector.embeddings.onnx import OnnxEncoder
@@ -128,18 +132,28 @@ def _fitted(
     from tokenizers import Tokenizer  # noqa: PLC0415
 
     texts = docstring_sentences()
+    if not texts:
+        raise ConfigError("no docstring sentences to fit MiniLM's static table to")
     counts = piece_counts(texts, Tokenizer.from_file(str(tokenizer)).model, len(table))
     targets = served.encode(texts)
     weights = sif_weights(len(table))
     fitted = refit(table, weights, counts, targets)
     cosines = [median_cosine(t, weights, counts, targets) for t in (table, fitted)]
     return fitted, {
+        **_fit_recipe(),
         "sentences": len(texts),
-        "alpha": ALPHA,
+        "corpus": hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16],
+        "python": platform.python_version(),
         "toward": served.model_id,
         "weights": served.weights_digest,
         "median_cosine": [round(c, 3) for c in cosines],
     }
+
+
+def _fit_recipe() -> dict[str, Any]:
+    """What a table's fit must match to be current: the fit's version, its penalty and the
+    packages its sentences are read from."""
+    return {"version": FIT_VERSION, "alpha": ALPHA, "packages": list(PACKAGES)}
 
 
 def distill_onnx(
@@ -183,15 +197,20 @@ def is_current(folder: Path, model: str = MINILM.name, weights: str | None = Non
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return False
-    fit = manifest.get("fit")
-    toward = fit.get("weights") if isinstance(fit, dict) else None
     return bool(
         manifest.get("recipe") == RECIPE_VERSION
         and str(manifest.get("id", "")).startswith(f"{model}-static-")
         and (weights is None or manifest.get("weights") == weights)
-        and (model != MINILM.name or toward == MINILM.weights_digest)
+        and (model != MINILM.name or _fitted_as_now(manifest.get("fit")))
         and (folder / "vectors.npy").is_file()
     )
+
+
+def _fitted_as_now(fit: Any) -> bool:
+    """Whether a MiniLM table's ``fit`` is this version's, toward the weights serving reads."""
+    if not isinstance(fit, dict) or fit.get("weights") != MINILM.weights_digest:
+        return False
+    return all(fit.get(key) == value for key, value in _fit_recipe().items())
 
 
 def sif_weights(size: int, coefficient: float = SIF_COEFFICIENT) -> np.ndarray[Any, Any]:

@@ -2,7 +2,7 @@
 
 Model2Vec's distillation (``embeddings/distill.py``) gives each word piece the model's output
 for that piece alone; a text's static vector, the weighted mean of its pieces' rows, then
-points at 0.59 cosine (median) from the model's own vector of that text. Tokenlearn's idea
+points well away from the model's own vector of that text. Tokenlearn's idea
 (Tulkens & van Dongen, the Model2Vec authors), written here as one ridge regression: for
 sentences the model has encoded, the rows of the pieces they use move, by least squares,
 so that each sentence's weighted-mean row points where the model's vector points, with a
@@ -17,27 +17,26 @@ both terms speak of rows of the distilled table's size; ``lambda``: ``alpha`` ti
 diagonal of ``B^T B``. The normal equations are solved by conjugate gradients, every
 dimension at once (the matrix is the same for each), from ``R0``.
 
-On 5,000 docstring sentences held out of 44,792 (``embeddings/sentences.py``), MiniLM's
-median cosine went from 0.59 to 0.87 (docs/quality.md, "The static table fitted to its
-model's sentences").
+How far it moves MiniLM's table toward its model, on sentences held out of the fit, and what
+that does to the first answers: docs/quality.md, "The static table fitted to its model's
+sentences".
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix, diags  # type: ignore[import-untyped]
 
+from tool_selector.embeddings.pieces import MAX_TOKENS, WORD
 from tool_selector.ranking.dense import FloatArray
 
 #: The penalty's weight against the mean squared norm of a sentence's pieces' weights.
 ALPHA = 1.0
-#: Pieces of a sentence read, as ``embeddings/static.py`` reads a text.
-MAX_TOKENS = 512
-_WORD = re.compile(r"[^\W_]+")
+#: Bump when the fit or its sentences change (``distill.is_current`` rebuilds the table).
+FIT_VERSION = 1
 _ITERATIONS = 500
 _TOLERANCE = 1e-6
 
@@ -51,7 +50,7 @@ def piece_counts(texts: Sequence[str], tokenizer: Any, vocabulary: int) -> Any:
     indptr = [0]
     for text in texts:
         pieces: list[int] = []
-        for word in _WORD.findall(text.lower()):
+        for word in WORD.findall(text.lower()):
             if word not in memo:
                 memo[word] = [t.id for t in tokenizer.tokenize(word)]
             pieces += memo[word]

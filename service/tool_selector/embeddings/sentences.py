@@ -4,8 +4,9 @@ The first paragraph of every docstring of the standard library and of a fixed li
 packages every install of the service has (its runtime dependencies and the ``offline``
 extra that builds MiniLM's table), read from the source with ``ast`` (nothing is imported),
 in path order: the same Python and the same pinned versions (constraints.txt) give the same
-sentences, about 45,000. Docstrings describe what code does ("Return the ...", "Create a
-... for ..."), as tool descriptions do, and hold nothing of the evaluation sets.
+sentences (how many: docs/quality.md, "The static table fitted to its model's sentences").
+Docstrings describe what code does ("Return the ...", "Create a ... for ..."), as tool
+descriptions do, and hold nothing of the evaluation sets.
 
 A paragraph is kept when it has 5 to 40 words and is mostly letters (at least 85% letters
 and spaces: no code, tables or doctest lines), once.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import sysconfig
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -72,7 +74,9 @@ def _roots(packages: Sequence[str]) -> Iterator[Path]:
 def _paragraphs(path: Path) -> Iterator[str]:
     """The kept first paragraphs of one source file's docstrings (none if it does not parse)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        with warnings.catch_warnings():  # an invalid escape is a warning, not a reason to skip
+            warnings.simplefilter("ignore")
+            tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return
     for node in ast.walk(tree):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,14 +24,12 @@ from scipy.sparse import csr_matrix  # type: ignore[import-untyped]
 from tool_selector.embeddings.distill import RECIPE_VERSION
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.embeddings.models import MINILM
+from tool_selector.embeddings.pieces import MAX_TOKENS, WORD
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 from tool_selector.ranking.text import ToolText
 from tool_selector.ranking.tokenize import split_identifier
 
-#: Longest text looked at, in tokens (a lookup per token: cheap, but bounded).
-MAX_TOKENS = 512
-_WORD = re.compile(r"[^\W_]+")
 #: Words whose pieces are memoised (cleared when full: a few MB at most).
 _MAX_WORDS = 100_000
 #: Longest word the memo keeps (as ``tokenize`` bounds its own): a catalog of 16,000-letter
@@ -122,7 +119,7 @@ class StaticEncoder:
         same floats, without gathering a row per token (67 MB for 4,000 tool texts, whose
         first touch cost up to 150 ms) or a Python loop per text.
         """
-        words = [_WORD.findall(text.lower()) for text in texts]
+        words = [WORD.findall(text.lower()) for text in texts]
         known = self._pieces(set(itertools.chain.from_iterable(words)))
         packed = [b"".join([known[w] for w in ws])[: 4 * MAX_TOKENS] for ws in words]
         ids = np.frombuffer(b"".join(packed), dtype=np.int32)
@@ -142,7 +139,7 @@ class StaticEncoder:
 
         BERT's pre-tokeniser splits on spaces and punctuation before word pieces, so a
         word's pieces do not depend on its neighbours, and tool vocabularies repeat across
-        catalogs. (Punctuation is dropped: ``_WORD`` keeps letters and digits.) Values are
+        catalogs. (Punctuation is dropped: ``WORD`` keeps letters and digits.) Values are
         bytes, which the garbage collector does not track: a memo of lists made every full
         collection walk 100,000 more objects.
         """
