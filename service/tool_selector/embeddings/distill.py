@@ -232,7 +232,8 @@ def _write(
     weights: str | None = None,
     fit: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The table of ``model`` (its name starts the id; its rows centred) into ``output``;
+    """The table of ``model`` (its name starts the id; its rows centred, then fitted when
+    ``fit`` is given) into ``output``;
     ``source``: what its rows were read from; ``sif``: its weights' coefficient;
     ``weights``: the digest of the ONNX weights it was distilled from (``is_current``), when
     it was; ``fit``: what it was fitted to, when it was. The id's digest is the stored rows'
