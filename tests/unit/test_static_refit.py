@@ -17,6 +17,7 @@ from tokenizers import Tokenizer
 
 from tool_selector.embeddings import distill, refit, sentences
 from tool_selector.embeddings.models import MINILM
+from tool_selector.embeddings.pieces import MAX_TOKENS
 from tool_selector.embeddings.static import StaticEncoder, default_static_path
 
 DIM = 8
@@ -44,7 +45,7 @@ def test_piece_counts_split_as_the_static_encoder_reads_a_text() -> None:
     counts = refit.piece_counts(["Ab ba, a_b!", "", "c" * 600], pieces, VOCAB).toarray()
     assert counts[0, :3].tolist() == [3, 3, 0]  # lower case, "_" splits words
     assert counts[1].sum() == 0
-    assert counts[2, 2] == refit.MAX_TOKENS  # the first MAX_TOKENS pieces only
+    assert counts[2, 2] == MAX_TOKENS  # the first MAX_TOKENS pieces only
     assert pieces.calls == 5  # each distinct word once: ab, ba, a, b and the c's
     assert counts.shape == (3, VOCAB)
 
@@ -121,7 +122,7 @@ def test_piece_counts_read_texts_as_the_static_encoder_does(tmp_path: Path) -> N
     counts = refit.piece_counts(texts, tokenizer.model, size)
     sums = counts @ (rows.astype(np.float32) * weights[:, None])
     expected = sums / np.linalg.norm(sums, axis=1, keepdims=True)
-    assert counts[2].sum() == refit.MAX_TOKENS
+    assert counts[2].sum() == MAX_TOKENS
     assert np.allclose(StaticEncoder(tmp_path).encode(texts), expected, atol=1e-5)
 
 

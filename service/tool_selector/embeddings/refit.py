@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix, diags  # type: ignore[import-untyped]
+from scipy.sparse import diags  # type: ignore[import-untyped]
 
-from tool_selector.embeddings.pieces import MAX_TOKENS, WORD
+from tool_selector.embeddings.pieces import piece_matrix
 from tool_selector.ranking.dense import FloatArray
 
 #: The penalty's weight against the mean squared norm of a sentence's pieces' weights.
@@ -42,22 +42,17 @@ _TOLERANCE = 1e-6
 
 
 def piece_counts(texts: Sequence[str], tokenizer: Any, vocabulary: int) -> Any:
-    """One sparse row per text: how often each word piece occurs in it, split the way
-    ``StaticEncoder`` splits (lower case, BERT's words, the first ``MAX_TOKENS`` pieces).
-    ``tokenizer``: a ``tokenizers.Tokenizer``'s word-piece model."""
-    memo: dict[str, list[int]] = {}
-    ids: list[int] = []
-    indptr = [0]
-    for text in texts:
-        pieces: list[int] = []
-        for word in WORD.findall(text.lower()):
-            if word not in memo:
-                memo[word] = [t.id for t in tokenizer.tokenize(word)]
-            pieces += memo[word]
-        ids += pieces[:MAX_TOKENS]
-        indptr.append(len(ids))
-    ones = np.ones(len(ids), dtype=np.float64)
-    counts = csr_matrix((ones, ids, indptr), shape=(len(texts), vocabulary))
+    """One sparse row per text: how often each word piece occurs in it, read as
+    ``StaticEncoder`` reads a text (``pieces.piece_matrix``). ``tokenizer``: a
+    ``tokenizers.Tokenizer``'s word-piece model."""
+
+    def pieces_of(words: set[str]) -> dict[str, bytes]:
+        return {
+            w: np.asarray([t.id for t in tokenizer.tokenize(w)], dtype=np.int32).tobytes()
+            for w in words
+        }
+
+    counts = piece_matrix(texts, pieces_of, vocabulary).astype(np.float64)
     counts.sum_duplicates()
     return counts
 

@@ -11,7 +11,6 @@ a dense signal on its very first request while the models embed it in the backgr
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 from collections.abc import Sequence
@@ -19,12 +18,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-from scipy.sparse import csr_matrix  # type: ignore[import-untyped]
 
 from tool_selector.embeddings.distill import RECIPE_VERSION
 from tool_selector.embeddings.encoder import Encoder
 from tool_selector.embeddings.models import MINILM
-from tool_selector.embeddings.pieces import MAX_TOKENS, WORD
+from tool_selector.embeddings.pieces import piece_matrix
 from tool_selector.errors import ConfigError, MissingDependencyError
 from tool_selector.ranking.dense import FloatArray, normalise_rows
 from tool_selector.ranking.text import ToolText
@@ -119,18 +117,7 @@ class StaticEncoder:
         same floats, without gathering a row per token (67 MB for 4,000 tool texts, whose
         first touch cost up to 150 ms) or a Python loop per text.
         """
-        words = [WORD.findall(text.lower()) for text in texts]
-        known = self._pieces(set(itertools.chain.from_iterable(words)))
-        packed = [b"".join([known[w] for w in ws])[: 4 * MAX_TOKENS] for ws in words]
-        ids = np.frombuffer(b"".join(packed), dtype=np.int32)
-        if len(ids) and int(ids.max()) >= len(self._table):  # the product reads rows unchecked
-            raise IndexError(
-                f"word piece {int(ids.max())} past the table's {len(self._table)} rows"
-            )
-        indptr = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum([len(piece) // 4 for piece in packed], out=indptr[1:])
-        ones = np.ones(len(ids), dtype=np.float32)
-        tokens = csr_matrix((ones, ids, indptr), shape=(len(texts), self._table.shape[0]))
+        tokens = piece_matrix(texts, self._pieces, len(self._table))
         return normalise_rows(np.asarray(tokens @ self._table, dtype=np.float32))
 
     def _pieces(self, words: set[str]) -> dict[str, bytes]:
@@ -139,7 +126,7 @@ class StaticEncoder:
 
         BERT's pre-tokeniser splits on spaces and punctuation before word pieces, so a
         word's pieces do not depend on its neighbours, and tool vocabularies repeat across
-        catalogs. (Punctuation is dropped: ``WORD`` keeps letters and digits.) Values are
+        catalogs. (Punctuation is dropped: ``pieces.WORD`` keeps letters and digits.) Values are
         bytes, which the garbage collector does not track: a memo of lists made every full
         collection walk 100,000 more objects.
         """
